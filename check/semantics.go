@@ -1,0 +1,94 @@
+package check
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Guarantee is a delivery semantics, as a system claims it or as a run
+// observes it (DESIGN.md section 6, "verdict").
+type Guarantee string
+
+// The guarantees, named as in run.json.
+const (
+	AtMostOnce  Guarantee = "at-most-once"
+	AtLeastOnce Guarantee = "at-least-once"
+	ExactlyOnce Guarantee = "exactly-once"
+	None        Guarantee = "none"
+)
+
+// Verdict returns the semantics a run exhibited: exactly-once if nothing was
+// duplicated or lost, at-least-once if only duplicated, at-most-once if only
+// lost, none if both.
+func Verdict(dups, lost int64) Guarantee {
+	switch {
+	case dups == 0 && lost == 0:
+		return ExactlyOnce
+	case lost == 0:
+		return AtLeastOnce
+	case dups == 0:
+		return AtMostOnce
+	default:
+		return None
+	}
+}
+
+// ClaimHeld reports whether a run is consistent with what the system
+// claims. Exactly-once also requires the final state to match the oracle
+// (wrongKeys == 0), since effects can be delivered once each and still be
+// applied to the wrong state; at-least-once tolerates duplicates (and the
+// wrong keys they cause) but no loss; at-most-once tolerates loss but no
+// duplicate; none always holds. An unknown claim never holds, so a typo in
+// a system's declaration cannot pass silently.
+func ClaimHeld(claim Guarantee, dups, lost, wrongKeys int64) bool {
+	switch claim {
+	case ExactlyOnce:
+		return dups == 0 && lost == 0 && wrongKeys == 0
+	case AtLeastOnce:
+		return lost == 0
+	case AtMostOnce:
+		return dups == 0
+	case None:
+		return true
+	default:
+		return false
+	}
+}
+
+// KeyDiff is one key whose final visible value differs from the oracle's.
+type KeyDiff struct {
+	Key       uint64
+	Got, Want int64
+}
+
+// WrongKeys compares the final visible sink state got with the oracle's
+// want. A key missing from one side counts as value 0 there, so a key the
+// oracle holds at 0 and the sink never wrote is not wrong. It returns the
+// number of wrong keys and up to MaxExamples of them, smallest keys first
+// (sorted, so the answer does not depend on map iteration order).
+func WrongKeys(got, want map[uint64]int64) (wrong int64, examples []KeyDiff) {
+	note := func(d KeyDiff) {
+		wrong++
+		// Keep only the MaxExamples smallest keys, so memory stays bounded
+		// when every key is wrong.
+		if len(examples) == MaxExamples {
+			if d.Key > examples[MaxExamples-1].Key {
+				return
+			}
+			examples = examples[:MaxExamples-1]
+		}
+		i, _ := slices.BinarySearchFunc(examples, d.Key, func(e KeyDiff, k uint64) int { return cmp.Compare(e.Key, k) })
+		examples = slices.Insert(examples, i, d)
+	}
+	for k, g := range got {
+		if w := want[k]; g != w {
+			note(KeyDiff{Key: k, Got: g, Want: w})
+		}
+	}
+	for k, w := range want {
+		if _, ok := got[k]; !ok && w != 0 {
+			note(KeyDiff{Key: k, Got: 0, Want: w})
+		}
+	}
+	return wrong, examples
+}

@@ -1,0 +1,91 @@
+// Command bench runs, compares and reports fault-tolerance benchmarks.
+//
+// main only calls run, which is testable: it takes the arguments and the
+// output streams and returns the exit code (0 ok, 1 internal error, 2 bad
+// usage or input, 3 a safety claim broken, 4 not recovered).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"ftbench/harness"
+	_ "ftbench/systems/all"
+)
+
+func main() { os.Exit(run(os.Args, os.Stdout, os.Stderr)) }
+
+// exitError carries an exit code and a one-line message out of an action.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: harness.ExitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "bench: internal error: %v\n", r)
+			code = harness.ExitInternal
+		}
+	}()
+	app := newApp(stdout, stderr)
+	unknown := false
+	app.CommandNotFound = func(_ *cli.Context, name string) {
+		fmt.Fprintf(stderr, "bench: unknown command %q (try `bench help`)\n", name)
+		unknown = true
+	}
+	err := app.Run(args)
+	if unknown {
+		return harness.ExitUsage
+	}
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "bench: "+firstLine(ee.msg))
+		}
+		return ee.code
+	}
+	// Anything else from the CLI library is a usage problem (unknown flag,
+	// bad flag value, unknown command).
+	fmt.Fprintln(stderr, "bench: "+firstLine(err.Error()))
+	return harness.ExitUsage
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	onUsage := func(_ *cli.Context, err error, _ bool) error { return usageErr("%v", err) }
+	app := &cli.App{
+		Name:           "bench",
+		Usage:          "benchmark and fault-injection harness for stream-processing fault tolerance",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		OnUsageError:   onUsage,
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			runCommand(),
+			listCommand(),
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsage
+	}
+	return app
+}

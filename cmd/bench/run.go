@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"ftbench/engine"
+	"ftbench/harness"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+// runFlags are the flags shared by every command that runs the harness.
+func runFlags() []cli.Flag {
+	d := harness.DefaultConfig()
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system (see `bench list`)"},
+		&cli.StringFlag{Name: "variant", Usage: "system variant (default: the system's first)"},
+		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see `bench list`)"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder; see `bench list`)"},
+		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
+		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the busiest operator's capacity)"},
+		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},
+		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers, numbered from 0"},
+		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
+		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
+		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see `bench list --costs`)"},
+	}
+	for _, f := range systems.AllFlags() {
+		flags = append(flags, &cli.StringFlag{Name: f.Name, Value: f.Default, Usage: f.Usage + " (system option)"})
+	}
+	seen := map[string]bool{}
+	for _, name := range workloads.Names() {
+		fac, _ := workloads.Lookup(name)
+		for _, o := range fac.Options {
+			if !seen[o.Name] {
+				seen[o.Name] = true
+				flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Default, Usage: o.Usage + " (workload option)"})
+			}
+		}
+	}
+	return flags
+}
+
+func parseDuration(flag, s string) (engine.Time, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usageErr("--%s=%q: not a duration (like 20s or 500ms)", flag, s)
+	}
+	if d <= 0 {
+		return 0, usageErr("--%s must be positive, got %s", flag, s)
+	}
+	return engine.Time(d), nil
+}
+
+// configFrom reads a harness.Config from the run flags.
+func configFrom(c *cli.Context) (harness.Config, error) {
+	cfg := harness.DefaultConfig()
+	cfg.System = c.String("system")
+	cfg.Variant = c.String("variant")
+	cfg.Workload = c.String("workload")
+	cfg.Faults = c.StringSlice("fault")
+	cfg.CostOverride = c.StringSlice("cost")
+	cfg.Parallelism = c.Int("parallelism")
+	cfg.Workers = c.Int("workers")
+	var err error
+	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
+		return cfg, err
+	}
+	if c.IsSet("drain") {
+		if cfg.Drain, err = parseDuration("drain", c.String("drain")); err != nil {
+			return cfg, err
+		}
+	}
+	rate, err := strconv.ParseFloat(c.String("rate"), 64)
+	if err != nil {
+		return cfg, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
+	}
+	if rate < 0 || (c.IsSet("rate") && rate == 0) {
+		return cfg, usageErr("--rate must be positive, got %s", c.String("rate"))
+	}
+	cfg.Rate = rate
+	if cfg.Seed, err = strconv.ParseUint(c.String("seed"), 10, 64); err != nil {
+		return cfg, usageErr("--seed=%q: want a non-negative integer", c.String("seed"))
+	}
+	sys, err := systems.Lookup(cfg.System)
+	if err != nil {
+		return cfg, usageErr("%v", err)
+	}
+	cfg.SystemOpts = map[string]string{}
+	own := map[string]bool{}
+	for _, f := range sys.Flags() {
+		own[f.Name] = true
+	}
+	for _, f := range systems.AllFlags() {
+		if c.IsSet(f.Name) {
+			if !own[f.Name] {
+				return cfg, usageErr("--%s does not apply to system %s", f.Name, cfg.System)
+			}
+			cfg.SystemOpts[f.Name] = c.String(f.Name)
+		}
+	}
+	cfg.WorkloadOpts = map[string]string{}
+	if fac, ok := workloads.Lookup(cfg.Workload); ok {
+		for _, o := range fac.Options {
+			if c.IsSet(o.Name) {
+				cfg.WorkloadOpts[o.Name] = c.String(o.Name)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run one system under one workload and fault schedule",
+		UsageText: "bench run --system barrier --fault crash [flags]",
+		Flags: append(runFlags(),
+			&cli.StringFlag{Name: "out", Value: "results", Usage: "results root folder"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("bench run takes no arguments, got %q", c.Args().First())
+			}
+			cfg, err := configFrom(c)
+			if err != nil {
+				return err
+			}
+			started := time.Now()
+			out, err := harness.Execute(cfg)
+			if err != nil {
+				if harness.IsInputError(err) {
+					return usageErr("%v", err)
+				}
+				return &exitError{code: harness.ExitInternal, msg: err.Error()}
+			}
+			dir, err := harness.Write(c.String("out"), harness.NewRunID(cfg, started), out)
+			if err != nil {
+				return &exitError{code: harness.ExitInternal, msg: "writing results: " + err.Error()}
+			}
+			printSummary(c.App.Writer, out.Result, dir)
+			if out.Result.ExitCode != 0 {
+				return &exitError{code: out.Result.ExitCode}
+			}
+			return nil
+		},
+	}
+}
+
+func printSummary(w io.Writer, r *harness.Result, dir string) {
+	fmt.Fprintf(w, "%s/%s on %s, seed %d: %.0fs of input at %.0f records/s, parallelism %d on %d workers\n",
+		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers)
+	if len(r.Faults) > 0 {
+		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
+	}
+	fmt.Fprintf(w, "throughput:  %.0f records/s (steady state)\n", r.ThroughputRPS)
+	fmt.Fprintf(w, "latency:     p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n",
+		r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.P999, r.LatencyMS.Max)
+	if len(r.Faults) > 0 {
+		rec := "never (not recovered within the run)"
+		if r.RecoveryTimeS != nil {
+			rec = fmt.Sprintf("%.3f s", *r.RecoveryTimeS)
+		}
+		fmt.Fprintf(w, "recovery:    %s\n", rec)
+	}
+	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
+		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
+	held := "claim held"
+	if !r.ClaimHeld {
+		held = "CLAIM BROKEN"
+	}
+	fmt.Fprintf(w, "verdict:     %s (claimed %s): %s\n", r.Verdict, r.ClaimedGuarantee, held)
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "problem:     %s\n", p)
+	}
+	if r.ExitCode != 0 {
+		fmt.Fprintf(w, "replay:      %s\n", r.Replay)
+	}
+	fmt.Fprintf(w, "results:     %s (simulated %.1fs, %d events, %.2fs wall)\n", dir, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
+}

@@ -1,0 +1,215 @@
+// Package engine defines the contract between fault-tolerance protocols and
+// the runtimes that execute them: a protocol node is a Process, an
+// event-driven state machine that sees the world only through its Ctx.
+//
+// Keeping every side effect behind Ctx is what makes a run replayable from
+// its seed: the simulator (engine/sim) owns time, randomness, the network,
+// durable storage and crashes, so the same config and seed give the same run.
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Time is virtual time in nanoseconds since the start of the run.
+type Time int64
+
+// Units of Time.
+const (
+	Nanosecond  Time = 1
+	Microsecond      = 1000 * Nanosecond
+	Millisecond      = 1000 * Microsecond
+	Second           = 1000 * Millisecond
+)
+
+// Seconds returns t in seconds.
+func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
+
+func (t Time) String() string { return fmt.Sprintf("%.6gs", t.Seconds()) }
+
+// ProcID identifies a process instance of a deployment (its index in
+// Deployment.Procs).
+type ProcID int32
+
+// Runtime is the sender of messages the runtime itself delivers: failure
+// notifications and storage completions.
+const Runtime ProcID = -1
+
+// EffectID names one effect of one input record at the sink: the record at
+// (Part, Off) of the source log, and its Sub-th output. The delivery checker
+// counts duplicates and losses per EffectID.
+type EffectID struct {
+	Part int32
+	Sub  int32
+	Off  int64
+}
+
+// Msg is everything that travels over a channel. Data records use the typed
+// fields so the hot path allocates nothing; protocol messages put their
+// payload in Body.
+type Msg struct {
+	Kind uint16 // system-defined; values >= KindReserved belong to the runtime
+	// Ctrl marks a control message (barrier, ack, marker, RPC). Control
+	// messages stay in FIFO order with data on their channel, but they use no
+	// channel credit and a process blocked by backpressure still receives
+	// them when they reach the head of a channel, as Flink's mailbox still
+	// runs checkpoint actions while output is unavailable.
+	Ctrl bool
+	Key  uint64
+	Val  int64
+	ID   EffectID
+	Born Time  // append time of the source record this message derives from
+	Size int32 // bytes on the wire (payload; the runtime adds a header)
+	Body any
+}
+
+// Kinds delivered by the runtime (From == Runtime).
+const (
+	KindReserved uint16 = 0xFF00 + iota
+	// KindFailure tells the coordinator that a worker failed; Val is the
+	// worker, Body is a Failure.
+	KindFailure
+	// KindWorkerUp tells the coordinator that a worker restarted; Val is the worker.
+	KindWorkerUp
+	// KindStoreDone tells a process that its Store.Put completed; Val is the
+	// token passed to Put and Body the key.
+	KindStoreDone
+)
+
+// Failure is the body of a KindFailure notification.
+type Failure struct {
+	Worker   int
+	Procs    []ProcID // processes that were on the worker
+	FailedAt Time
+}
+
+// Process is one protocol node.
+type Process interface {
+	// Init starts or restarts the process. After a crash the new instance has
+	// nothing but what ctx.Store() holds.
+	Init(ctx Ctx)
+	// Handle processes one message from the channel from->self.
+	Handle(ctx Ctx, from ProcID, m Msg)
+	// Timer fires a timer set with ctx.After.
+	Timer(ctx Ctx, id int64)
+}
+
+// Ctx is a process's only window on the world.
+type Ctx interface {
+	Self() ProcID
+	// Now is the process's clock: the start of the current step plus the
+	// Work charged in it.
+	Now() Time
+	// Send appends m to the channel self->to (FIFO unless a fault says otherwise).
+	Send(to ProcID, m Msg)
+	// SendOvertaking sends a control message that jumps every message queued
+	// on the channel self->to; the receiver's Overtaken() returns a copy of the
+	// data it overtook and that the receiver has not consumed yet.
+	SendOvertaking(to ProcID, m Msg)
+	// Overtaken is valid inside Handle of an overtaking message.
+	Overtaken() []Msg
+	// After sets a timer that fires Timer(ctx, id) after d.
+	After(d Time, id int64)
+	// Work charges CPU time to this process.
+	Work(d Time)
+	// Rand is this process incarnation's RNG, derived from the run seed.
+	Rand() *rand.Rand
+	// Store is durable storage that survives crashes.
+	Store() Store
+	// Record logs a protocol event (events.jsonl, the timeline, metrics).
+	Record(e Event)
+	// Count adds delta to a named run counter (cheaper than Record for
+	// per-message accounting such as ack traffic).
+	Count(name string, delta int64)
+	// Commit makes one effect visible to readers of the sink.
+	Commit(c Commit)
+	// Pause stops delivery of data from the channel from->self; its data
+	// stays queued in the channel and keeps using credit (aligned barriers).
+	Pause(from ProcID)
+	// Resume undoes Pause.
+	Resume(from ProcID)
+	// Restart kills the current incarnation of p (state, queued input,
+	// timers and its channels' contents are lost) and re-deploys it after
+	// the cost model's TaskRestart delay, as a job manager's failover does.
+	// A process that is down already is left to come back with its worker.
+	Restart(p ProcID)
+	// Cost is the run's cost model, for charging Work.
+	Cost() *CostModel
+}
+
+// Store is durable storage shared by all processes (a DFS or object store).
+// Values must not be mutated after Put: store a copy.
+type Store interface {
+	// Put writes val (size bytes) asynchronously. When the write is durable
+	// the writer receives Msg{Kind: KindStoreDone, Val: token} from Runtime.
+	// A write in progress when its writer crashes is lost.
+	Put(key string, val any, size int64, token int64)
+	// Get reads a value, charging the read cost to the caller as Work.
+	Get(key string) (any, bool)
+	// Delete removes a key (free: garbage collection of old checkpoints).
+	Delete(key string)
+}
+
+// Event is a protocol event for events.jsonl and system metrics.
+type Event struct {
+	Time  Time   `json:"t_ns"`
+	Proc  string `json:"proc,omitempty"`
+	Kind  string `json:"kind"`
+	ID    int64  `json:"id,omitempty"`    // checkpoint, batch, snapshot or tree id
+	Value int64  `json:"value,omitempty"` // a duration in ns, a count or a size, per Kind
+	Bytes int64  `json:"bytes,omitempty"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Commit is one effect becoming visible at the sink: readers now see Value
+// for Key. Born is the append time of the input record.
+type Commit struct {
+	ID    EffectID
+	Key   uint64
+	Value int64
+	Born  Time
+}
+
+// ProcSpec describes one process of a deployment.
+type ProcSpec struct {
+	Name   string // "count/1", "coordinator"
+	Op     string // operator name ("count"); empty for control processes
+	Index  int    // instance index within Op
+	Worker int    // worker it runs on; -1 for the master node, which never crashes
+	New    func() Process
+}
+
+// Deployment is what a system compiles a workload into.
+type Deployment struct {
+	Procs []ProcSpec
+	// Coordinator receives failure notifications; -1 for none.
+	Coordinator ProcID
+}
+
+// Lookup returns the id of the process named name.
+func (d *Deployment) Lookup(name string) (ProcID, bool) {
+	for i, p := range d.Procs {
+		if p.Name == name {
+			return ProcID(i), true
+		}
+	}
+	return -1, false
+}
+
+// Instances returns the ids of operator op's instances in index order.
+func (d *Deployment) Instances(op string) []ProcID {
+	var ids []ProcID
+	for i, p := range d.Procs {
+		if p.Op == op {
+			ids = append(ids, ProcID(i))
+		}
+	}
+	return ids
+}
+
+// Add appends a process and returns its id.
+func (d *Deployment) Add(p ProcSpec) ProcID {
+	d.Procs = append(d.Procs, p)
+	return ProcID(len(d.Procs) - 1)
+}

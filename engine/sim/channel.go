@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"ftbench/engine"
+)
+
+// item is a message with its position in the channel, which overtaking
+// messages need to know what they jumped.
+type item struct {
+	m   engine.Msg
+	seq uint64
+}
+
+// channel is the FIFO link from -> to: the sender's partly filled buffer,
+// the buffers on the wire, and the receiver's queue. Its capacity (credit)
+// counts data bytes in all three; a sender with a full channel is
+// backpressured and gets no new data input or timers until it drains.
+type channel struct {
+	idx      int
+	from, to *proc
+	epoch    uint32 // bumped by reset; buffers from an older epoch are dropped
+
+	out        []item // sender-side buffer
+	outBytes   int
+	flushArmed bool
+	flushGen   uint32
+
+	inflight []*netBuf
+	inq      ring
+
+	used     int // data bytes held by the channel
+	capacity int
+	full     bool
+	paused   bool
+	nextSeq  uint64
+	linkFree engine.Time // the link is busy serialising until then
+}
+
+type netBuf struct {
+	ch    *channel
+	epoch uint32
+	items []item
+	prio  bool // an overtaking message: goes to the head of the receiver's input
+}
+
+func (s *Sim) channel(from, to *proc) *channel {
+	ch := s.chanOf[from.id][to.id]
+	if ch == nil {
+		ch = &channel{
+			idx:      len(s.chans),
+			from:     from,
+			to:       to,
+			capacity: s.cost.ChannelBuffers * s.cost.BufferBytes,
+		}
+		s.chans = append(s.chans, ch)
+		s.chanOf[from.id][to.id] = ch
+		to.inputs = append(to.inputs, ch)
+	}
+	return ch
+}
+
+func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
+	q := s.mustProc(to)
+	p.clock += s.cost.SendCost(m.Size)
+	ch := s.channel(p, q)
+	if m.Ctrl && !q.up {
+		return // control messages to a dead process are lost at once
+	}
+	wire := s.cost.WireBytes(m.Size)
+	it := item{m: m, seq: ch.nextSeq}
+	ch.nextSeq++
+	if overtaking {
+		s.transmit(ch, []item{it}, wire, p.clock, true)
+		return
+	}
+	if ch.out == nil {
+		ch.out = s.getBuf()
+	}
+	ch.out = append(ch.out, it)
+	ch.outBytes += wire
+	if !m.Ctrl {
+		ch.used += wire
+		if !ch.full && ch.used >= ch.capacity {
+			ch.full = true
+			p.full++
+		}
+	}
+	switch {
+	case m.Ctrl || ch.outBytes >= s.cost.BufferBytes:
+		s.flush(ch, p.clock)
+	case !ch.flushArmed:
+		ch.flushArmed = true
+		ch.flushGen++
+		s.schedule(event{at: p.clock + s.cost.BufferTimeout, kind: evFlush, a: int64(ch.idx), inc: ch.epoch, proc: int32(ch.flushGen)})
+	}
+}
+
+// flush puts the sender's buffer on the wire. Data for a process that is
+// down waits in the buffer (using credit) until it is back.
+func (s *Sim) flush(ch *channel, at engine.Time) {
+	if len(ch.out) == 0 || !ch.to.up {
+		return
+	}
+	items, bytes := ch.out, ch.outBytes
+	ch.out, ch.outBytes = nil, 0
+	ch.flushArmed = false
+	s.transmit(ch, items, bytes, at, false)
+}
+
+func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, prio bool) {
+	start := max(at, ch.linkFree)
+	xfer := engine.Time(float64(bytes) / s.cost.NetBandwidth * 1e9)
+	if rate := s.throttleRate(ch, at); rate > 0 {
+		data := 0
+		for i := range items {
+			if !items[i].m.Ctrl {
+				data++
+			}
+		}
+		xfer = max(xfer, engine.Time(float64(data)/rate*1e9))
+	}
+	arrive := start + xfer + s.cost.NetLatency
+	if !prio {
+		ch.linkFree = start + xfer
+	}
+	if p := s.reorderProb(ch, at); p > 0 {
+		// Non-FIFO delivery: this buffer may be held back so that later ones
+		// overtake it, and its messages may be shuffled.
+		if s.netRand.Float64() < p {
+			arrive += engine.Time(s.netRand.Int64N(int64(2*s.cost.BufferTimeout + 10*s.cost.NetLatency + 1)))
+		}
+		if len(items) > 1 && s.netRand.Float64() < p {
+			s.netRand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		}
+	}
+	b := &netBuf{ch: ch, epoch: ch.epoch, items: items, prio: prio}
+	ch.inflight = append(ch.inflight, b)
+	s.schedule(event{at: arrive, kind: evDeliver, buf: b})
+}
+
+func (s *Sim) deliver(b *netBuf) {
+	ch := b.ch
+	if b.epoch != ch.epoch || !ch.to.up {
+		return
+	}
+	for i, f := range ch.inflight {
+		if f == b {
+			copy(ch.inflight[i:], ch.inflight[i+1:])
+			ch.inflight[len(ch.inflight)-1] = nil
+			ch.inflight = ch.inflight[:len(ch.inflight)-1]
+			break
+		}
+	}
+	to := ch.to
+	if b.prio {
+		it := b.items[0]
+		to.urgent = append(to.urgent, urgentItem{from: ch.from.id, ch: ch, seq: it.seq, m: it.m})
+	} else {
+		for i := range b.items {
+			ch.inq.push(b.items[i])
+		}
+		s.putBuf(b.items)
+	}
+	to.wake(s.now)
+}
+
+// take removes the head of the receiver's queue, returning credit to the
+// sender (and waking it if that ends its backpressure).
+func (ch *channel) take() engine.Msg {
+	it := ch.inq.pop()
+	if !it.m.Ctrl {
+		ch.used -= ch.from.sim.cost.WireBytes(it.m.Size)
+		if ch.full && ch.used < ch.capacity {
+			ch.full = false
+			ch.from.full--
+			if ch.from.full == 0 {
+				ch.from.wake(ch.to.clock)
+			}
+		}
+	}
+	return it.m
+}
+
+// deliverable reports whether the receiver may take the head message now: the
+// channel is not paused and, if the receiver is backpressured, the head is a
+// control message.
+func (ch *channel) deliverable(blocked bool) bool {
+	if ch.inq.n == 0 || ch.paused {
+		return false
+	}
+	return !blocked || ch.inq.head().m.Ctrl
+}
+
+// reset drops everything in the channel: the connection died with one of its ends.
+func (s *Sim) reset(ch *channel) {
+	ch.epoch++
+	if ch.out != nil {
+		s.putBuf(ch.out)
+	}
+	ch.out, ch.outBytes, ch.flushArmed = nil, 0, false
+	for i := range ch.inflight {
+		ch.inflight[i] = nil
+	}
+	ch.inflight = ch.inflight[:0]
+	ch.inq.clear()
+	ch.used = 0
+	ch.linkFree = 0
+	if ch.full {
+		ch.full = false
+		ch.from.full--
+		if ch.from.full == 0 {
+			ch.from.wake(s.now)
+		}
+	}
+}
+
+// overtakenBy returns the data messages sent on ch before seq that the
+// receiver has not consumed: the receiver's queue, the wire, the sender's buffer.
+func (ch *channel) overtakenBy(seq uint64, dst []engine.Msg) []engine.Msg {
+	for i := 0; i < ch.inq.n; i++ {
+		it := ch.inq.at(i)
+		if it.seq < seq && !it.m.Ctrl {
+			dst = append(dst, it.m)
+		}
+	}
+	for _, b := range ch.inflight {
+		if b.prio {
+			continue
+		}
+		for _, it := range b.items {
+			if it.seq < seq && !it.m.Ctrl {
+				dst = append(dst, it.m)
+			}
+		}
+	}
+	for _, it := range ch.out {
+		if it.seq < seq && !it.m.Ctrl {
+			dst = append(dst, it.m)
+		}
+	}
+	return dst
+}
+
+// Queued returns the number of data messages held in the channel from -> to
+// (for tests and backpressure checks).
+func (s *Sim) Queued(from, to engine.ProcID) (msgs, bytes int) {
+	ch := s.chanOf[from][to]
+	if ch == nil {
+		return 0, 0
+	}
+	n := ch.inq.n + len(ch.out)
+	for _, b := range ch.inflight {
+		n += len(b.items)
+	}
+	return n, ch.used
+}
+
+// Capacity is the credit of every channel in bytes.
+func (s *Sim) Capacity() int { return s.cost.ChannelBuffers * s.cost.BufferBytes }
+
+func (s *Sim) getBuf() []item {
+	if n := len(s.bufPool); n > 0 {
+		b := s.bufPool[n-1]
+		s.bufPool = s.bufPool[:n-1]
+		return b
+	}
+	return make([]item, 0, 64)
+}
+
+func (s *Sim) putBuf(b []item) {
+	if cap(b) == 0 || len(s.bufPool) >= 4096 {
+		return
+	}
+	clear(b)
+	s.bufPool = append(s.bufPool, b[:0])
+}
+
+// ring is a growable FIFO of items.
+type ring struct {
+	buf      []item
+	first, n int
+}
+
+func (r *ring) push(it item) {
+	if r.n == len(r.buf) {
+		nb := make([]item, max(16, 2*len(r.buf)))
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.first+i)%len(r.buf)]
+		}
+		r.buf, r.first = nb, 0
+	}
+	r.buf[(r.first+r.n)%len(r.buf)] = it
+	r.n++
+}
+
+func (r *ring) pop() item {
+	it := r.buf[r.first]
+	r.buf[r.first] = item{}
+	r.first++
+	if r.first == len(r.buf) {
+		r.first = 0
+	}
+	r.n--
+	return it
+}
+
+func (r *ring) head() *item { return &r.buf[r.first] }
+
+func (r *ring) at(i int) *item { return &r.buf[(r.first+i)%len(r.buf)] }
+
+func (r *ring) clear() {
+	for i := 0; i < r.n; i++ {
+		*r.at(i) = item{}
+	}
+	r.first, r.n = 0, 0
+}

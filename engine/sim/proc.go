@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"ftbench/engine"
+)
+
+// proc is one process instance slot. It is the process's Ctx and Store.
+type proc struct {
+	id   engine.ProcID
+	spec *engine.ProcSpec
+	sim  *Sim
+	p    engine.Process
+	inc  uint32 // incarnation: bumped by every kill, so stale events are ignored
+	up   bool
+	rng  *rand.Rand
+
+	clock     engine.Time // the process's clock during a step
+	busyUntil engine.Time // end of its last slice
+	scheduled bool        // an evRun is pending
+	stepping  bool
+
+	timers    []int64      // fired timers waiting for the CPU
+	urgent    []urgentItem // runtime notifications and overtaking messages
+	inputs    []*channel   // channels into this process
+	rr        int          // round-robin position over inputs
+	full      int          // data output channels at capacity: >0 means backpressured
+	overtaken []engine.Msg // valid during Handle of an overtaking message
+	storeFree engine.Time  // the writer's storage bandwidth is busy until then
+	slow      []slowRule
+}
+
+type urgentItem struct {
+	from engine.ProcID
+	ch   *channel // the overtaking message's channel; nil for runtime messages
+	seq  uint64
+	m    engine.Msg
+}
+
+func (p *proc) start(at engine.Time) {
+	p.activate()
+	p.init(at)
+}
+
+// activate brings up a fresh incarnation; init runs its Init. They are
+// separate so that at time 0 every process is up before any Init sends.
+func (p *proc) activate() {
+	p.up = true
+	p.p = p.spec.New()
+	p.rng = engine.NewRand(engine.ChildSeed(p.sim.seed, p.spec.Name+"#"+strconv.Itoa(int(p.inc))))
+}
+
+func (p *proc) init(at engine.Time) {
+	p.clock = max(at, p.busyUntil)
+	p.stepping = true
+	p.p.Init(p)
+	p.stepping = false
+	p.busyUntil = p.clock
+	// Data sent to this process while it was down waited in its senders'
+	// buffers; it can go now.
+	for _, ch := range p.inputs {
+		if len(ch.out) > 0 && !ch.flushArmed {
+			p.sim.flush(ch, p.sim.now)
+		}
+	}
+	p.wake(p.clock)
+}
+
+// kill drops the incarnation: its state, timers, queued input and every
+// channel to and from it.
+func (p *proc) kill() {
+	p.up = false
+	p.inc++
+	p.p = nil
+	p.scheduled = false
+	p.timers = p.timers[:0]
+	p.urgent = p.urgent[:0]
+	p.rr = 0
+	for _, ch := range p.inputs {
+		ch.paused = false
+		p.sim.reset(ch)
+	}
+	for _, ch := range p.sim.chanOf[p.id] {
+		if ch != nil {
+			p.sim.reset(ch)
+		}
+	}
+	p.full = 0
+}
+
+// wake schedules a slice if the process has something it may do.
+func (p *proc) wake(at engine.Time) {
+	if !p.up || p.scheduled || p.stepping || !p.hasWork() {
+		return
+	}
+	p.scheduled = true
+	p.sim.schedule(event{at: max(at, p.busyUntil, p.sim.now), kind: evRun, proc: int32(p.id), inc: p.inc})
+}
+
+func (p *proc) hasWork() bool {
+	if len(p.urgent) > 0 || (p.full == 0 && len(p.timers) > 0) {
+		return true
+	}
+	for _, ch := range p.inputs {
+		if ch.deliverable(p.full > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// step runs one CPU slice.
+func (p *proc) step(at engine.Time) {
+	p.clock = max(at, p.busyUntil)
+	deadline := p.clock + p.sim.cost.Quantum
+	inc := p.inc
+	p.stepping = true
+	for p.clock < deadline && p.inc == inc {
+		if len(p.urgent) > 0 {
+			u := p.urgent[0]
+			copy(p.urgent, p.urgent[1:])
+			p.urgent = p.urgent[:len(p.urgent)-1]
+			if u.ch != nil {
+				p.overtaken = u.ch.overtakenBy(u.seq, p.overtaken[:0])
+			}
+			p.p.Handle(p, u.from, u.m)
+			p.overtaken = p.overtaken[:0]
+			continue
+		}
+		if p.full == 0 && len(p.timers) > 0 {
+			id := p.timers[0]
+			p.timers = p.timers[1:]
+			p.p.Timer(p, id)
+			continue
+		}
+		ch := p.nextInput()
+		if ch == nil {
+			break
+		}
+		m := ch.take()
+		p.p.Handle(p, ch.from.id, m)
+	}
+	p.stepping = false
+	if p.inc != inc {
+		return
+	}
+	p.busyUntil = p.clock
+	p.wake(p.clock)
+}
+
+// nextInput picks the next channel to read from, round-robin over channels
+// with deliverable data, so no input starves another.
+func (p *proc) nextInput() *channel {
+	n := len(p.inputs)
+	blocked := p.full > 0
+	for i := 0; i < n; i++ {
+		j := p.rr + i
+		if j >= n {
+			j -= n
+		}
+		if ch := p.inputs[j]; ch.deliverable(blocked) {
+			p.rr = j + 1
+			if p.rr == n {
+				p.rr = 0
+			}
+			return ch
+		}
+	}
+	return nil
+}
+
+// --- engine.Ctx ---
+
+func (p *proc) Self() engine.ProcID     { return p.id }
+func (p *proc) Now() engine.Time        { return p.clock }
+func (p *proc) Rand() *rand.Rand        { return p.rng }
+func (p *proc) Store() engine.Store     { return p }
+func (p *proc) Cost() *engine.CostModel { return &p.sim.cost }
+func (p *proc) Overtaken() []engine.Msg { return p.overtaken }
+
+func (p *proc) Work(d engine.Time) {
+	if len(p.slow) > 0 {
+		for _, r := range p.slow {
+			if p.clock >= r.from && p.clock < r.to {
+				d = engine.Time(float64(d) * r.factor)
+				break
+			}
+		}
+	}
+	p.clock += d
+}
+
+func (p *proc) After(d engine.Time, id int64) {
+	p.sim.schedule(event{at: p.clock + max(d, 0), kind: evTimer, proc: int32(p.id), inc: p.inc, a: id})
+}
+
+func (p *proc) Send(to engine.ProcID, m engine.Msg) { p.sim.send(p, to, m, false) }
+
+func (p *proc) SendOvertaking(to engine.ProcID, m engine.Msg) {
+	m.Ctrl = true
+	p.sim.send(p, to, m, true)
+}
+
+func (p *proc) Record(e engine.Event) {
+	e.Time = p.clock
+	e.Proc = p.spec.Name
+	p.sim.obs.Event(e)
+}
+
+func (p *proc) Count(name string, delta int64) { p.sim.obs.Count(name, delta) }
+
+func (p *proc) Commit(c engine.Commit) { p.sim.obs.Commit(p.clock, c) }
+
+func (p *proc) Pause(from engine.ProcID) {
+	if ch := p.sim.channel(p.sim.mustProc(from), p); ch != nil {
+		ch.paused = true
+	}
+}
+
+func (p *proc) Resume(from engine.ProcID) {
+	ch := p.sim.channel(p.sim.mustProc(from), p)
+	if ch.paused {
+		ch.paused = false
+	}
+}
+
+func (p *proc) Restart(id engine.ProcID) {
+	q := p.sim.mustProc(id)
+	if !q.up {
+		return
+	}
+	q.kill()
+	p.sim.obs.Event(engine.Event{Time: p.clock, Proc: q.spec.Name, Kind: "task_restart"})
+	p.sim.schedule(event{at: p.clock + p.sim.cost.TaskRestart, kind: evProcUp, proc: int32(q.id), inc: q.inc})
+}
+
+func (s *Sim) mustProc(id engine.ProcID) *proc {
+	if id < 0 || int(id) >= len(s.procs) {
+		panic(fmt.Sprintf("sim: no process %d", id))
+	}
+	return s.procs[id]
+}

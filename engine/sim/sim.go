@@ -1,0 +1,277 @@
+// Package sim is the deterministic discrete-event runtime: virtual time, one
+// CPU per process charged by Work, bounded FIFO channels that carry records
+// in network buffers, crashes and durable storage. Everything random is drawn
+// from generators derived from the run seed, and simultaneous events are
+// ordered by insertion, so a config and seed always give the same run.
+//
+// A process runs in slices: when it has input it takes up to one Quantum of
+// CPU, handling messages back to back on its own clock (ctx.Now advances by
+// the Work charged), then yields. Records travel in network buffers that are
+// flushed when full or after the buffer timeout, so one heap event carries
+// hundreds of records and millions of simulated records per second stay cheap.
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"ftbench/engine"
+)
+
+// Observer receives what the harness measures. It is called synchronously
+// from the simulation loop.
+type Observer interface {
+	Commit(at engine.Time, c engine.Commit)
+	Event(e engine.Event)
+	Count(name string, delta int64)
+	// Sample is called at every multiple of Config.SampleEvery.
+	Sample(at engine.Time)
+}
+
+// Config configures a simulation.
+type Config struct {
+	Seed        uint64
+	Cost        engine.CostModel
+	Workers     int
+	SampleEvery engine.Time // 0: no sampling
+	Observer    Observer    // nil: nothing observed
+}
+
+// Sim is one simulated run of a deployment.
+type Sim struct {
+	now     engine.Time
+	seq     uint64
+	heap    eventHeap
+	procs   []*proc
+	chans   []*channel   // every channel, by index
+	chanOf  [][]*channel // [from][to], created on first use
+	cost    engine.CostModel
+	obs     Observer
+	dep     *engine.Deployment
+	seed    uint64
+	netRand *rand.Rand
+
+	workerDown []bool
+	failures   []engine.Failure
+	store      map[string]stored
+	writes     []pendingWrite
+	freeWrites []int64
+
+	reorders  []reorderRule
+	throttles []throttleRule
+
+	sampleEvery engine.Time
+	stopped     bool
+	processed   uint64
+
+	bufPool [][]item
+}
+
+type stored struct {
+	val  any
+	size int64
+}
+
+type pendingWrite struct {
+	key   string
+	val   any
+	size  int64
+	token int64
+}
+
+// New builds a simulation of dep. Init of every process runs at time 0, in
+// process order, when Run starts.
+func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
+	if cfg.Cost.BufferBytes <= 0 || cfg.Cost.ChannelBuffers <= 0 || cfg.Cost.Quantum <= 0 {
+		return nil, fmt.Errorf("sim: cost model needs positive buffer-bytes, channel-buffers and quantum")
+	}
+	s := &Sim{
+		cost:        cfg.Cost,
+		obs:         cfg.Observer,
+		dep:         dep,
+		seed:        cfg.Seed,
+		netRand:     engine.NewRand(engine.ChildSeed(cfg.Seed, "network")),
+		workerDown:  make([]bool, max(cfg.Workers, 0)),
+		store:       map[string]stored{},
+		sampleEvery: cfg.SampleEvery,
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	n := len(dep.Procs)
+	s.chanOf = make([][]*channel, n)
+	for i := range dep.Procs {
+		spec := &dep.Procs[i]
+		if spec.Worker >= len(s.workerDown) {
+			return nil, fmt.Errorf("sim: process %s is placed on worker %d, but there are %d workers", spec.Name, spec.Worker, cfg.Workers)
+		}
+		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s})
+		s.chanOf[i] = make([]*channel, n)
+	}
+	return s, nil
+}
+
+// Now is the simulation's current time.
+func (s *Sim) Now() engine.Time { return s.now }
+
+// Events is the number of events processed so far.
+func (s *Sim) Events() uint64 { return s.processed }
+
+// Stop ends Run after the current event.
+func (s *Sim) Stop() { s.stopped = true }
+
+// StoreValue reads durable storage from outside the run (for checks).
+func (s *Sim) StoreValue(key string) (any, bool) {
+	v, ok := s.store[key]
+	return v.val, ok
+}
+
+// StoreKeys returns every key in durable storage, in no particular order.
+func (s *Sim) StoreKeys() []string {
+	keys := make([]string, 0, len(s.store))
+	for k := range s.store {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func (s *Sim) schedule(e event) {
+	s.seq++
+	e.seq = s.seq
+	s.heap.push(e)
+}
+
+// Run starts every process and processes events until Stop is called, no
+// events are left, or the next event lies after until.
+func (s *Sim) Run(until engine.Time) {
+	if s.processed == 0 {
+		for _, p := range s.procs {
+			p.activate()
+		}
+		for _, p := range s.procs {
+			p.init(0)
+		}
+		if s.sampleEvery > 0 {
+			s.schedule(event{at: s.sampleEvery, kind: evSample})
+		}
+	}
+	for s.heap.len() > 0 && !s.stopped {
+		if s.heap.peek().at > until {
+			break
+		}
+		e := s.heap.pop()
+		s.now = e.at
+		s.processed++
+		s.dispatch(&e)
+	}
+}
+
+func (s *Sim) dispatch(e *event) {
+	switch e.kind {
+	case evRun:
+		p := s.procs[e.proc]
+		if p.up && p.inc == e.inc {
+			p.scheduled = false
+			p.step(e.at)
+		}
+	case evTimer:
+		p := s.procs[e.proc]
+		if p.up && p.inc == e.inc {
+			p.timers = append(p.timers, e.a)
+			p.wake(e.at)
+		}
+	case evDeliver:
+		s.deliver(e.buf)
+	case evFlush:
+		ch := s.chans[e.a]
+		if ch.epoch == e.inc && ch.flushArmed && ch.flushGen == uint32(e.proc) {
+			ch.flushArmed = false
+			s.flush(ch, e.at)
+		}
+	case evCrash:
+		s.crash(int(e.proc), engine.Time(e.a))
+	case evWorkerUp:
+		s.workerUp(int(e.proc))
+	case evProcUp:
+		p := s.procs[e.proc]
+		if !p.up && p.inc == e.inc && (p.spec.Worker < 0 || !s.workerDown[p.spec.Worker]) {
+			p.start(e.at)
+		}
+	case evNotify:
+		s.notify(engine.KindFailure, int(e.a), e.at)
+	case evStoreDone:
+		s.storeDone(e)
+	case evSample:
+		s.obs.Sample(e.at)
+		s.schedule(event{at: e.at + s.sampleEvery, kind: evSample})
+	}
+}
+
+// Crash schedules a crash of worker at time at; it restarts after restart
+// (the cost model's RestartDelay when restart < 0).
+func (s *Sim) Crash(worker int, at, restart engine.Time) error {
+	if worker < 0 || worker >= len(s.workerDown) {
+		return fmt.Errorf("crash: no worker %d (workers are 0-%d)", worker, len(s.workerDown)-1)
+	}
+	if restart < 0 {
+		restart = s.cost.RestartDelay
+	}
+	s.schedule(event{at: at, kind: evCrash, proc: int32(worker), a: int64(restart)})
+	return nil
+}
+
+func (s *Sim) crash(worker int, restart engine.Time) {
+	if s.workerDown[worker] {
+		return
+	}
+	s.workerDown[worker] = true
+	var ids []engine.ProcID
+	for _, p := range s.procs {
+		if p.spec.Worker == worker && p.up {
+			ids = append(ids, p.id)
+			p.kill()
+		}
+	}
+	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_crash", ID: int64(worker), Value: int64(restart)})
+	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: s.now})
+	s.schedule(event{at: s.now + s.cost.DetectDelay, kind: evNotify, a: int64(len(s.failures) - 1)})
+	s.schedule(event{at: s.now + restart, kind: evWorkerUp, proc: int32(worker)})
+}
+
+func (s *Sim) workerUp(worker int) {
+	s.workerDown[worker] = false
+	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
+	for _, p := range s.procs {
+		if p.spec.Worker == worker && !p.up {
+			p.start(s.now)
+		}
+	}
+	s.notify(engine.KindWorkerUp, worker, s.now)
+}
+
+// notify hands a runtime message to the deployment's coordinator.
+func (s *Sim) notify(kind uint16, a int, at engine.Time) {
+	c := s.dep.Coordinator
+	if c < 0 || int(c) >= len(s.procs) {
+		return
+	}
+	m := engine.Msg{Kind: kind, Ctrl: true, Val: int64(a)}
+	if kind == engine.KindFailure {
+		f := s.failures[a]
+		m.Val = int64(f.Worker)
+		m.Body = f
+	}
+	p := s.procs[c]
+	if !p.up {
+		return
+	}
+	p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: m})
+	p.wake(at)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Commit(engine.Time, engine.Commit) {}
+func (nopObserver) Event(engine.Event)                {}
+func (nopObserver) Count(string, int64)               {}
+func (nopObserver) Sample(engine.Time)                {}

@@ -1,0 +1,179 @@
+package faults
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ftbench/engine"
+)
+
+// Target is a runtime that faults can be installed on; *sim.Sim implements it.
+type Target interface {
+	Crash(worker int, at, restart engine.Time) error
+	Slow(id engine.ProcID, from, to engine.Time, factor float64) error
+	Reorder(from, to engine.Time, p float64, match func(from, to engine.ProcID) bool)
+	Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool)
+}
+
+// Apply resolves every spec against dep (a run on workers workers that ends
+// at end) and installs it on t.
+//
+// Windows that reach past end are clipped to end; a window that starts at or
+// after end, and a crash at or after end, are errors, since they would never
+// take effect. Unknown operators, instance indexes out of range and workers
+// outside 0..workers-1 are errors naming the spec. Every spec is checked
+// before any is installed.
+func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t Target) error {
+	if dep == nil {
+		return fmt.Errorf("faults: no deployment to apply faults to")
+	}
+	if t == nil {
+		return fmt.Errorf("faults: no target to apply faults to")
+	}
+	steps := make([]func() error, 0, len(specs))
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		name := s.String()
+		fail := func(format string, a ...any) error {
+			return fmt.Errorf("fault %q: %s", name, fmt.Sprintf(format, a...))
+		}
+		if msg := validate(s); msg != "" {
+			return fail("%s", msg)
+		}
+		if s.At >= end {
+			if s.Kind == Crash {
+				return fail("crash at %s is at or after the end of the run (%s)", fmtTime(s.At), fmtTime(end))
+			}
+			return fail("window starts at %s, at or after the end of the run (%s)", fmtTime(s.At), fmtTime(end))
+		}
+		from, to := s.At, min(s.End, end)
+		switch s.Kind {
+		case Crash:
+			w := s.Worker
+			if s.Op != "" {
+				id, msg := instance(dep, s.Op, s.Index)
+				if msg != "" {
+					return fail("%s", msg)
+				}
+				w = dep.Procs[id].Worker
+				if w < 0 {
+					return fail("%q runs on the master node, which never crashes", fmt.Sprintf("%s/%d", s.Op, s.Index))
+				}
+			}
+			if msg := checkWorker(w, workers); msg != "" {
+				return fail("%s", msg)
+			}
+			restart := s.Restart
+			if restart < 0 {
+				restart = -1
+			}
+			at := s.At
+			steps = append(steps, func() error { return t.Crash(w, at, restart) })
+		case Slow:
+			id, msg := instance(dep, s.Op, s.Index)
+			if msg != "" {
+				return fail("%s", msg)
+			}
+			factor := s.Factor
+			steps = append(steps, func() error { return t.Slow(id, from, to, factor) })
+		case Throttle, Reorder:
+			match, msg := edgeMatch(dep, s)
+			if msg != "" {
+				return fail("%s", msg)
+			}
+			if s.Kind == Throttle {
+				rate := s.Rate
+				steps = append(steps, func() error { t.Throttle(from, to, rate, match); return nil })
+			} else {
+				p := s.P
+				steps = append(steps, func() error { t.Reorder(from, to, p, match); return nil })
+			}
+		}
+		names = append(names, name)
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			return fmt.Errorf("fault %q: %w", names[i], err)
+		}
+	}
+	return nil
+}
+
+func checkWorker(w, workers int) string {
+	if w >= 0 && w < workers {
+		return ""
+	}
+	if workers <= 0 {
+		return fmt.Sprintf("no worker %d (the run has no workers)", w)
+	}
+	return fmt.Sprintf("no worker %d (workers are 0-%d)", w, workers-1)
+}
+
+// instance finds operator op's instance idx.
+func instance(dep *engine.Deployment, op string, idx int) (engine.ProcID, string) {
+	n := 0
+	for i, p := range dep.Procs {
+		if p.Op != op {
+			continue
+		}
+		n++
+		if p.Index == idx {
+			return engine.ProcID(i), ""
+		}
+	}
+	if n == 0 {
+		return -1, noOperator(dep, op)
+	}
+	return -1, fmt.Sprintf("operator %q has no instance %d (it has %d instances)", op, idx, n)
+}
+
+func noOperator(dep *engine.Deployment, op string) string {
+	var ops []string
+	seen := map[string]bool{}
+	for _, p := range dep.Procs {
+		if p.Op != "" && !seen[p.Op] {
+			seen[p.Op] = true
+			ops = append(ops, p.Op)
+		}
+	}
+	for i, o := range ops {
+		ops[i] = strconv.Quote(o)
+	}
+	return fmt.Sprintf("no operator %q in the deployment (operators: %s)", op, strings.Join(ops, ", "))
+}
+
+// edgeMatch builds the channel selector of a throttle or reorder spec.
+func edgeMatch(dep *engine.Deployment, s Spec) (func(from, to engine.ProcID) bool, string) {
+	if s.AllEdges {
+		return func(from, to engine.ProcID) bool { return true }, ""
+	}
+	a, msg := opSet(dep, s.From)
+	if msg != "" {
+		return nil, fmt.Sprintf("edge %q: %s", s.From+"->"+s.To, msg)
+	}
+	b, msg := opSet(dep, s.To)
+	if msg != "" {
+		return nil, fmt.Sprintf("edge %q: %s", s.From+"->"+s.To, msg)
+	}
+	return func(from, to engine.ProcID) bool { return in(a, from) && in(b, to) }, ""
+}
+
+func opSet(dep *engine.Deployment, op string) ([]bool, string) {
+	set := make([]bool, len(dep.Procs))
+	n := 0
+	for i, p := range dep.Procs {
+		if p.Op == op {
+			set[i] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, noOperator(dep, op)
+	}
+	return set, ""
+}
+
+func in(set []bool, id engine.ProcID) bool {
+	return id >= 0 && int(id) < len(set) && set[id]
+}

@@ -1,0 +1,262 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"ftbench/engine"
+	"ftbench/engine/sim"
+)
+
+type call struct {
+	kind     string
+	worker   int
+	id       engine.ProcID
+	from, to engine.Time
+	restart  engine.Time
+	value    float64 // factor, rate or p
+	match    func(from, to engine.ProcID) bool
+}
+
+type fakeTarget struct {
+	calls    []call
+	crashErr error
+}
+
+func (f *fakeTarget) Crash(worker int, at, restart engine.Time) error {
+	if f.crashErr != nil {
+		return f.crashErr
+	}
+	f.calls = append(f.calls, call{kind: "crash", worker: worker, from: at, restart: restart})
+	return nil
+}
+
+func (f *fakeTarget) Slow(id engine.ProcID, from, to engine.Time, factor float64) error {
+	f.calls = append(f.calls, call{kind: "slow", id: id, from: from, to: to, value: factor})
+	return nil
+}
+
+func (f *fakeTarget) Reorder(from, to engine.Time, p float64, match func(from, to engine.ProcID) bool) {
+	f.calls = append(f.calls, call{kind: "reorder", from: from, to: to, value: p, match: match})
+}
+
+func (f *fakeTarget) Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool) {
+	f.calls = append(f.calls, call{kind: "throttle", from: from, to: to, value: rate, match: match})
+}
+
+// testDeployment: source/0-1, split/0-1, count/0-2, sink/0 on 3 workers, plus
+// a coordinator on the master node. Procs are deliberately not grouped by op
+// and count's instances are out of index order.
+func testDeployment() *engine.Deployment {
+	d := &engine.Deployment{}
+	add := func(op string, idx, worker int) {
+		name := "coordinator"
+		if op != "" {
+			name = fmt.Sprintf("%s/%d", op, idx)
+		}
+		d.Add(engine.ProcSpec{Name: name, Op: op, Index: idx, Worker: worker})
+	}
+	add("", 0, -1)       // 0 coordinator
+	add("source", 0, 0)  // 1
+	add("source", 1, 1)  // 2
+	add("split", 0, 0)   // 3
+	add("count", 1, 1)   // 4
+	add("split", 1, 1)   // 5
+	add("count", 0, 2)   // 6
+	add("count", 2, 0)   // 7
+	add("sink", 0, 2)    // 8
+	add("badop", 0, -1)  // 9: an operator on the master node
+	add("nowhere", 0, 7) // 10: on a worker the run does not have
+	d.Coordinator = 0
+	return d
+}
+
+const workers = 3
+
+func TestApply(t *testing.T) {
+	dep := testDeployment()
+	end := 20 * s
+	specs := []Spec{
+		mustParse(t, "crash@8s:op=count/0"),                        // worker 2
+		mustParse(t, "crash@1s:worker=1,restart=500ms"),            // worker 1
+		mustParse(t, "slow@5s-10s:op=count/2,factor=4"),            // proc 7
+		mustParse(t, "slow@15s-30s:op=count/1"),                    // clipped to 20s
+		mustParse(t, "throttle@5s-25s:edge=split->count,rate=200"), // clipped
+		mustParse(t, "reorder@1s-2s:edge=all,p=0.5"),
+		mustParse(t, "reorder@1s-2s:edge=count->sink"),
+	}
+	ft := &fakeTarget{}
+	if err := Apply(specs, dep, workers, end, ft); err != nil {
+		t.Fatal(err)
+	}
+	want := []call{
+		{kind: "crash", worker: 2, from: 8 * s, restart: -1},
+		{kind: "crash", worker: 1, from: 1 * s, restart: 500 * ms},
+		{kind: "slow", id: 7, from: 5 * s, to: 10 * s, value: 4},
+		{kind: "slow", id: 4, from: 15 * s, to: 20 * s, value: 8},
+		{kind: "throttle", from: 5 * s, to: 20 * s, value: 200},
+		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.5},
+		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.2},
+	}
+	if len(ft.calls) != len(want) {
+		t.Fatalf("got %d calls, want %d: %+v", len(ft.calls), len(want), ft.calls)
+	}
+	for i, w := range want {
+		g := ft.calls[i]
+		if g.kind != w.kind || g.worker != w.worker || g.id != w.id || g.from != w.from ||
+			g.to != w.to || g.restart != w.restart || g.value != w.value {
+			t.Errorf("call %d = %+v, want %+v", i, g, w)
+		}
+	}
+
+	// Edge matching: exactly the channels from an instance of A to an
+	// instance of B, and nothing for ids outside the deployment.
+	ids := []engine.ProcID{engine.Runtime, -7, 11, 1000}
+	for i := range dep.Procs {
+		ids = append(ids, engine.ProcID(i))
+	}
+	isOp := func(id engine.ProcID, op string) bool {
+		return id >= 0 && int(id) < len(dep.Procs) && dep.Procs[id].Op == op
+	}
+	checks := []struct {
+		call int
+		want func(from, to engine.ProcID) bool
+	}{
+		{4, func(from, to engine.ProcID) bool { return isOp(from, "split") && isOp(to, "count") }},
+		{5, func(from, to engine.ProcID) bool { return true }},
+		{6, func(from, to engine.ProcID) bool { return isOp(from, "count") && isOp(to, "sink") }},
+	}
+	for _, c := range checks {
+		m := ft.calls[c.call].match
+		n := 0
+		for _, from := range ids {
+			for _, to := range ids {
+				got := m(from, to)
+				if got != c.want(from, to) {
+					t.Errorf("%s: match(%d, %d) = %v", specs[c.call], from, to, got)
+				}
+				if got {
+					n++
+				}
+			}
+		}
+		if c.call == 4 && n != 2*3 {
+			t.Errorf("split->count matches %d channels, want 6", n)
+		}
+	}
+}
+
+func mustParse(t *testing.T, in string) Spec {
+	t.Helper()
+	sp, err := Parse(in, defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func TestApplyErrors(t *testing.T) {
+	end := 20 * s
+	tests := []struct {
+		spec Spec
+		want []string
+	}{
+		{mustParse(t, "crash@20s:worker=0"), []string{"crash at 20s is at or after the end of the run (20s)"}},
+		{mustParse(t, "crash@25s:op=count/0"), []string{"at or after the end of the run"}},
+		{mustParse(t, "slow@20s-30s:op=count/0"), []string{"window starts at 20s, at or after the end of the run (20s)"}},
+		{mustParse(t, "reorder@21s-30s:edge=all"), []string{"window starts at 21s"}},
+		{mustParse(t, "crash@1s:worker=3"), []string{"no worker 3 (workers are 0-2)"}},
+		{mustParse(t, "crash@1s:op=nowhere/0"), []string{"no worker 7 (workers are 0-2)"}},
+		{mustParse(t, "crash@1s:op=badop/0"), []string{`"badop/0" runs on the master node`}},
+		{mustParse(t, "crash@1s:op=map/0"), []string{`no operator "map" in the deployment (operators: "source", "split", "count", "sink", "badop", "nowhere")`}},
+		{mustParse(t, "crash@1s:op=count/3"), []string{`operator "count" has no instance 3 (it has 3 instances)`}},
+		{mustParse(t, "slow@1s-2s:op=count/9"), []string{`operator "count" has no instance 9`}},
+		{mustParse(t, "slow@1s-2s:op=map/0"), []string{`no operator "map"`}},
+		{mustParse(t, "throttle@1s-2s:edge=map->count,rate=1"), []string{`edge "map->count": no operator "map"`}},
+		{mustParse(t, "reorder@1s-2s:edge=split->reduce"), []string{`edge "split->reduce": no operator "reduce"`}},
+		// Specs built by hand are validated too.
+		{Spec{Kind: "boom"}, []string{`unknown kind "boom"`}},
+		{Spec{Kind: Crash, Worker: -1, Restart: -1}, []string{"missing target"}},
+		{Spec{Kind: Crash, At: -1, Worker: 0}, []string{"negative"}},
+		{Spec{Kind: Slow, At: 2 * s, End: 1 * s, Op: "count", Factor: 2}, []string{"window ends at or before it starts"}},
+		{Spec{Kind: Slow, At: 1, End: 2, Op: "count", Factor: 0}, []string{"factor 0 must be positive"}},
+		{Spec{Kind: Throttle, At: 1, End: 2, AllEdges: true, Rate: 1}, []string{"not edge=all"}},
+		{Spec{Kind: Throttle, At: 1, End: 2, From: "split", To: "count"}, []string{"rate 0 must be positive"}},
+		{Spec{Kind: Reorder, At: 1, End: 2, AllEdges: true, P: 2}, []string{"p 2 is not in (0,1]"}},
+	}
+	for _, tt := range tests {
+		ft := &fakeTarget{}
+		// A valid spec first: nothing is installed when a later one is bad.
+		specs := []Spec{mustParse(t, "reorder@1s-2s:edge=all"), tt.spec}
+		err := Apply(specs, testDeployment(), workers, end, ft)
+		if err == nil {
+			t.Errorf("Apply(%s) succeeded, want an error", tt.spec)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprintf("fault %q", tt.spec.String())) {
+			t.Errorf("Apply(%s): error %q does not name the spec", tt.spec, msg)
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("Apply(%s): error has a newline: %q", tt.spec, msg)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Apply(%s): error %q does not contain %q", tt.spec, msg, w)
+			}
+		}
+		if len(ft.calls) != 0 {
+			t.Errorf("Apply(%s) installed %d faults before failing", tt.spec, len(ft.calls))
+		}
+	}
+}
+
+func TestApplyEdgeCases(t *testing.T) {
+	ft := &fakeTarget{}
+	if err := Apply(nil, testDeployment(), workers, s, ft); err != nil || len(ft.calls) != 0 {
+		t.Errorf("Apply(nil) = %v, calls %d", err, len(ft.calls))
+	}
+	if err := Apply([]Spec{mustParse(t, "reorder")}, nil, workers, s, ft); err == nil {
+		t.Error("Apply with a nil deployment succeeded")
+	}
+	if err := Apply([]Spec{mustParse(t, "reorder")}, testDeployment(), workers, s, nil); err == nil {
+		t.Error("Apply with a nil target succeeded")
+	}
+	if err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), 0, 20*s, ft); err == nil ||
+		!strings.Contains(err.Error(), "no worker 0 (the run has no workers)") {
+		t.Errorf("Apply with no workers: %v", err)
+	}
+	// Errors from the target are wrapped with the spec.
+	boom := errors.New("boom")
+	ft = &fakeTarget{crashErr: boom}
+	err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), workers, 20*s, ft)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `fault "crash@1s:worker=0"`) {
+		t.Errorf("target error: %v", err)
+	}
+	// A crash by op with a hand-built negative restart uses the default.
+	ft = &fakeTarget{}
+	sp := Spec{Kind: Crash, At: s, Worker: -1, Op: "count", Index: 2, Restart: -5}
+	if err := Apply([]Spec{sp}, testDeployment(), workers, 20*s, ft); err != nil {
+		t.Fatal(err)
+	}
+	if c := ft.calls[0]; c.worker != 0 || c.restart != -1 {
+		t.Errorf("crash call %+v, want worker 0, restart -1", c)
+	}
+	// Bare defaults apply cleanly to a deployment that has the operators.
+	ft = &fakeTarget{}
+	var specs []Spec
+	for _, k := range []string{"crash", "slow", "throttle", "reorder"} {
+		specs = append(specs, mustParse(t, k))
+	}
+	if err := Apply(specs, testDeployment(), workers, defs.Duration, ft); err != nil {
+		t.Fatal(err)
+	}
+	if len(ft.calls) != 4 || ft.calls[0].worker != 2 || ft.calls[1].id != 6 {
+		t.Errorf("bare defaults installed %+v", ft.calls)
+	}
+}
+
+// The simulator is a Target.
+var _ Target = (*sim.Sim)(nil)

@@ -1,0 +1,632 @@
+// Package faults parses fault specs (DESIGN.md section 5) and installs them
+// on a runtime.
+//
+// A spec is one of
+//
+//	crash@T:worker=N[,restart=D]
+//	crash@T:op=NAME/I[,restart=D]
+//	slow@T1-T2:op=NAME/I[,factor=K]
+//	throttle@T1-T2:edge=A->B,rate=R/s
+//	reorder@T1-T2:edge=A->B|all[,p=P]
+//
+// or a bare kind ("crash", "slow", "throttle", "reorder") that picks defaults
+// from the run duration and the workload's first stateful operator. Times are
+// simulated time, written as Go durations (10s, 500ms, 1.5s) or as a
+// percentage of the run (40%); Parse resolves percentages, so a Spec holds
+// absolute times only and Spec.String gives a canonical form that Parse
+// accepts back.
+//
+// Apply resolves operator names against a deployment and installs the specs
+// on a Target (the simulator). Faults are part of a run's config, so the same
+// specs and seed replay the same run.
+package faults
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"ftbench/engine"
+)
+
+// Kind is the kind of a fault.
+type Kind string
+
+// The fault kinds.
+const (
+	Crash    Kind = "crash"
+	Slow     Kind = "slow"
+	Throttle Kind = "throttle"
+	Reorder  Kind = "reorder"
+)
+
+// Defaults used when a spec leaves a parameter out.
+const (
+	DefaultFactor = 8.0    // slow: CPU cost multiplier
+	DefaultP      = 0.2    // reorder: probability
+	DefaultRate   = 1000.0 // bare throttle: records per second per channel
+)
+
+// Spec is one parsed fault. Times are absolute (percentages are resolved by
+// Parse).
+type Spec struct {
+	Kind    Kind
+	At, End engine.Time // End is 0 for crash
+	Worker  int         // crash by worker; -1 otherwise
+	Op      string      // crash/slow target operator ("" when by worker)
+	Index   int         // instance index within Op
+	// From and To name the operators of a throttle or reorder edge; AllEdges
+	// selects every channel instead (reorder only).
+	From, To string
+	AllEdges bool
+	Restart  engine.Time // crash: restart delay; -1 = the cost model's default
+	Factor   float64     // slow
+	Rate     float64     // throttle: records per second per channel
+	P        float64     // reorder
+}
+
+// Defaults is what a spec may be resolved against: the run duration (for
+// percentages and bare kinds) and the operators bare kinds target.
+type Defaults struct {
+	Duration   engine.Time
+	StatefulOp string // first stateful operator, e.g. "count"
+	UpstreamOp string // the operator feeding StatefulOp, e.g. "split"
+}
+
+var kinds = []Kind{Crash, Slow, Throttle, Reorder}
+
+var grammars = map[Kind]string{
+	Crash:    "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D]",
+	Slow:     "slow@T1-T2:op=NAME/I[,factor=K]",
+	Throttle: "throttle@T1-T2:edge=A->B,rate=R/s",
+	Reorder:  "reorder@T1-T2:edge=A->B|all[,p=P]",
+}
+
+var descriptions = map[Kind]string{
+	Crash: "crash     kill a worker (every process on it) at T and restart it after D " +
+		"(default: the cost model's restart delay); bare: the worker of the first stateful operator's instance 0 at 40% of the run",
+	Slow: "slow      straggler: multiply one operator instance's CPU cost by K (default 8) during T1-T2; " +
+		"bare: the first stateful operator's instance 0 from 30% to 60%",
+	Throttle: "throttle  link backpressure: limit every channel from an instance of A to an instance of B " +
+		"to R records/s during T1-T2; bare: the edge into the first stateful operator from 30% to 60% at 1000/s",
+	Reorder: "reorder   non-FIFO delivery with probability P (default 0.2) on the channels of edge A->B, or all channels, " +
+		"during T1-T2; bare: all channels from 25% to 75%",
+}
+
+var keys = map[Kind][]string{
+	Crash:    {"worker", "op", "restart"},
+	Slow:     {"op", "factor"},
+	Throttle: {"edge", "rate"},
+	Reorder:  {"edge", "p"},
+}
+
+// Grammar returns the spec grammar, one line per kind. Times are Go durations
+// (10s, 500ms, 1.5s) or percentages of the run (40%).
+func Grammar() string {
+	lines := make([]string, len(kinds))
+	for i, k := range kinds {
+		lines[i] = grammars[k]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Kinds returns one short description per fault kind.
+func Kinds() []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = descriptions[k]
+	}
+	return out
+}
+
+func known(k Kind) bool {
+	_, ok := grammars[k]
+	return ok
+}
+
+func kindList() string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// String returns the canonical form of s, which Parse accepts back.
+func (s Spec) String() string {
+	var b strings.Builder
+	b.WriteString(string(s.Kind))
+	b.WriteByte('@')
+	b.WriteString(fmtTime(s.At))
+	if s.Kind != Crash {
+		b.WriteByte('-')
+		b.WriteString(fmtTime(s.End))
+	}
+	b.WriteByte(':')
+	switch s.Kind {
+	case Crash:
+		if s.Op != "" {
+			fmt.Fprintf(&b, "op=%s/%d", s.Op, s.Index)
+		} else {
+			fmt.Fprintf(&b, "worker=%d", s.Worker)
+		}
+		if s.Restart >= 0 {
+			b.WriteString(",restart=")
+			b.WriteString(fmtTime(s.Restart))
+		}
+	case Slow:
+		fmt.Fprintf(&b, "op=%s/%d,factor=%s", s.Op, s.Index, fmtFloat(s.Factor))
+	case Throttle:
+		fmt.Fprintf(&b, "edge=%s,rate=%s/s", s.edge(), fmtFloat(s.Rate))
+	case Reorder:
+		fmt.Fprintf(&b, "edge=%s,p=%s", s.edge(), fmtFloat(s.P))
+	default:
+		fmt.Fprintf(&b, "op=%s/%d,edge=%s", s.Op, s.Index, s.edge())
+	}
+	return b.String()
+}
+
+func (s Spec) edge() string {
+	if s.AllEdges {
+		return "all"
+	}
+	return s.From + "->" + s.To
+}
+
+func fmtTime(t engine.Time) string { return time.Duration(t).String() }
+
+func fmtFloat(f float64) string {
+	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// ParseAll parses several specs.
+func ParseAll(specs []string, d Defaults) ([]Spec, error) {
+	out := make([]Spec, 0, len(specs))
+	for _, s := range specs {
+		sp, err := Parse(s, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// Parse parses one fault spec. Errors are one line: what is wrong and the
+// grammar of the spec's kind.
+func Parse(s string, d Defaults) (Spec, error) {
+	src := strings.TrimSpace(s)
+	if src == "" {
+		return Spec{}, fmt.Errorf("bad fault %q: empty spec; want one of %s, bare or as KIND@TIME:ARGS (see bench list)", s, kindList())
+	}
+	head, rest, hasAt := strings.Cut(src, "@")
+	k := Kind(head)
+	if !known(k) {
+		what := fmt.Sprintf("unknown kind %q", head)
+		switch {
+		case head == "":
+			what = "missing kind before '@'"
+		case head == "drop" || head == "dup" || head == "partition":
+			what = fmt.Sprintf("kind %q is not supported yet", head)
+		}
+		return Spec{}, fmt.Errorf("bad fault %q: %s; want one of %s, bare or as KIND@TIME:ARGS (see bench list)", s, what, kindList())
+	}
+	p := parser{src: s, kind: k, dur: d.Duration}
+	var sp Spec
+	var msg string
+	if !hasAt {
+		sp, msg = bare(k, d)
+	} else {
+		sp, msg = p.parse(rest)
+	}
+	if msg == "" {
+		msg = validate(sp)
+	}
+	if msg != "" {
+		return Spec{}, p.errorf("%s", msg)
+	}
+	return sp, nil
+}
+
+type parser struct {
+	src  string
+	kind Kind
+	dur  engine.Time
+}
+
+func (p *parser) errorf(format string, a ...any) error {
+	return fmt.Errorf("bad fault %q: %s; want %s", p.src, fmt.Sprintf(format, a...), grammars[p.kind])
+}
+
+// bare builds the default spec of kind k.
+func bare(k Kind, d Defaults) (Spec, string) {
+	if d.Duration <= 0 {
+		return Spec{}, fmt.Sprintf("bare %q needs the run duration to pick its times; give them explicitly", string(k))
+	}
+	at := func(frac float64) engine.Time { return engine.Time(math.Round(float64(d.Duration) * frac)) }
+	sp := Spec{Kind: k, Worker: -1, Restart: -1}
+	needOp := func(what, op string) string {
+		if op == "" {
+			return fmt.Sprintf("bare %q needs %s, and the workload names none; give a target explicitly", string(k), what)
+		}
+		return ""
+	}
+	switch k {
+	case Crash:
+		if m := needOp("a stateful operator", d.StatefulOp); m != "" {
+			return Spec{}, m
+		}
+		sp.At, sp.Op = at(0.4), d.StatefulOp
+	case Slow:
+		if m := needOp("a stateful operator", d.StatefulOp); m != "" {
+			return Spec{}, m
+		}
+		sp.At, sp.End, sp.Op, sp.Factor = at(0.3), at(0.6), d.StatefulOp, DefaultFactor
+	case Throttle:
+		if m := needOp("a stateful operator", d.StatefulOp); m != "" {
+			return Spec{}, m
+		}
+		if m := needOp(fmt.Sprintf("an operator upstream of %q", d.StatefulOp), d.UpstreamOp); m != "" {
+			return Spec{}, m
+		}
+		sp.At, sp.End, sp.From, sp.To, sp.Rate = at(0.3), at(0.6), d.UpstreamOp, d.StatefulOp, DefaultRate
+	case Reorder:
+		sp.At, sp.End, sp.AllEdges, sp.P = at(0.25), at(0.75), true, DefaultP
+	}
+	if k != Crash && sp.End <= sp.At {
+		return Spec{}, fmt.Sprintf("bare %q: the run (%s) is too short for a window", string(k), fmtTime(d.Duration))
+	}
+	return sp, ""
+}
+
+// parse parses what follows '@'. It returns a problem description or "".
+func (p *parser) parse(rest string) (Spec, string) {
+	sp := Spec{Kind: p.kind, Worker: -1, Restart: -1}
+	times, args, hasColon := strings.Cut(rest, ":")
+	times = strings.TrimSpace(times)
+	if p.kind == Crash {
+		if len(times) > 1 && strings.Contains(times[1:], "-") {
+			return sp, fmt.Sprintf("crash takes one time T, not a window %q", times)
+		}
+		at, msg := p.time("time", times)
+		if msg != "" {
+			return sp, msg
+		}
+		sp.At = at
+	} else {
+		i := -1
+		if len(times) > 1 {
+			i = strings.Index(times[1:], "-")
+		}
+		if i < 0 {
+			if times == "" {
+				return sp, "missing window T1-T2 after '@'"
+			}
+			return sp, fmt.Sprintf("%s needs a window T1-T2, got %q", p.kind, times)
+		}
+		t1, t2 := times[:i+1], times[i+2:]
+		at, msg := p.time("start time", t1)
+		if msg != "" {
+			return sp, msg
+		}
+		end, msg := p.time("end time", t2)
+		if msg != "" {
+			return sp, msg
+		}
+		if end <= at {
+			return sp, fmt.Sprintf("window %q ends at or before it starts (%s <= %s)", times, fmtTime(end), fmtTime(at))
+		}
+		sp.At, sp.End = at, end
+	}
+	if !hasColon || strings.TrimSpace(args) == "" {
+		return sp, "missing target " + targetHint(p.kind)
+	}
+	kv, msg := p.args(args)
+	if msg != "" {
+		return sp, msg
+	}
+	switch p.kind {
+	case Crash:
+		w, hasW := kv["worker"]
+		op, hasOp := kv["op"]
+		switch {
+		case hasW && hasOp:
+			return sp, "give worker=N or op=NAME/I, not both"
+		case hasW:
+			n, err := strconv.Atoi(w)
+			if err != nil {
+				return sp, fmt.Sprintf("worker %q is not a worker number", w)
+			}
+			if n < 0 {
+				return sp, fmt.Sprintf("worker %q is negative", w)
+			}
+			sp.Worker = n
+		case hasOp:
+			name, idx, msg := parseInstance(op)
+			if msg != "" {
+				return sp, msg
+			}
+			sp.Op, sp.Index = name, idx
+		default:
+			return sp, "missing target " + targetHint(p.kind)
+		}
+		if r, ok := kv["restart"]; ok {
+			d, msg := p.time("restart", r)
+			if msg != "" {
+				return sp, msg
+			}
+			sp.Restart = d
+		}
+	case Slow:
+		op, ok := kv["op"]
+		if !ok {
+			return sp, "missing target " + targetHint(p.kind)
+		}
+		name, idx, msg := parseInstance(op)
+		if msg != "" {
+			return sp, msg
+		}
+		sp.Op, sp.Index = name, idx
+		sp.Factor = DefaultFactor
+		if f, ok := kv["factor"]; ok {
+			v, msg := parseFloat("factor", f)
+			if msg != "" {
+				return sp, msg
+			}
+			if v <= 0 {
+				return sp, fmt.Sprintf("factor %q must be positive", f)
+			}
+			sp.Factor = v
+		}
+	case Throttle:
+		e, ok := kv["edge"]
+		if !ok {
+			return sp, "missing target " + targetHint(p.kind)
+		}
+		if e == "all" {
+			return sp, "throttle needs an edge A->B, not edge=all"
+		}
+		from, to, msg := parseEdge(e)
+		if msg != "" {
+			return sp, msg
+		}
+		sp.From, sp.To = from, to
+		r, ok := kv["rate"]
+		if !ok {
+			return sp, "missing rate=R/s"
+		}
+		v, msg := parseFloat("rate", strings.TrimSuffix(r, "/s"))
+		if msg != "" {
+			return sp, fmt.Sprintf("rate %q is not a number of records per second (like 2000/s)", r)
+		}
+		if v <= 0 {
+			return sp, fmt.Sprintf("rate %q must be positive", r)
+		}
+		sp.Rate = v
+	case Reorder:
+		e, ok := kv["edge"]
+		if !ok {
+			return sp, "missing target " + targetHint(p.kind)
+		}
+		if e == "all" {
+			sp.AllEdges = true
+		} else {
+			from, to, msg := parseEdge(e)
+			if msg != "" {
+				return sp, msg
+			}
+			sp.From, sp.To = from, to
+		}
+		sp.P = DefaultP
+		if s, ok := kv["p"]; ok {
+			v, msg := parseFloat("p", s)
+			if msg != "" {
+				return sp, msg
+			}
+			if !(v > 0 && v <= 1) {
+				return sp, fmt.Sprintf("p %q is not in (0,1]", s)
+			}
+			sp.P = v
+		}
+	}
+	return sp, ""
+}
+
+func targetHint(k Kind) string {
+	switch k {
+	case Crash:
+		return "worker=N or op=NAME/I"
+	case Slow:
+		return "op=NAME/I"
+	case Throttle:
+		return "edge=A->B"
+	default:
+		return "edge=A->B or edge=all"
+	}
+}
+
+// args splits "k=v,k=v" and checks the keys against the kind's.
+func (p *parser) args(s string) (map[string]string, string) {
+	allowed := keys[p.kind]
+	kv := map[string]string{}
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			return nil, "empty argument (stray ',')"
+		}
+		k, v, ok := strings.Cut(a, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok {
+			return nil, fmt.Sprintf("argument %q is not key=value", a)
+		}
+		isAllowed := false
+		for _, x := range allowed {
+			if x == k {
+				isAllowed = true
+			}
+		}
+		if !isAllowed {
+			return nil, fmt.Sprintf("unknown key %q (%s takes %s)", k, p.kind, strings.Join(allowed, ", "))
+		}
+		if _, dup := kv[k]; dup {
+			return nil, fmt.Sprintf("duplicate key %q", k)
+		}
+		if v == "" {
+			return nil, fmt.Sprintf("key %q has no value", k)
+		}
+		kv[k] = v
+	}
+	return kv, ""
+}
+
+// time parses a Go duration or a percentage of the run.
+func (p *parser) time(what, s string) (engine.Time, string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, "missing " + what
+	}
+	if num, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Sprintf("%s %q is not a duration (like 10s) or a percentage (like 40%%)", what, s)
+		}
+		if v < 0 {
+			return 0, fmt.Sprintf("%s %q is negative", what, s)
+		}
+		if p.dur <= 0 {
+			return 0, fmt.Sprintf("%s %q is a percentage, but the run duration is unknown", what, s)
+		}
+		t := math.Round(float64(p.dur) * v / 100)
+		if t >= math.MaxInt64/2 {
+			return 0, fmt.Sprintf("%s %q is too large", what, s)
+		}
+		return engine.Time(t), ""
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Sprintf("%s %q is not a duration (like 10s) or a percentage (like 40%%)", what, s)
+	}
+	if d < 0 {
+		return 0, fmt.Sprintf("%s %q is negative", what, s)
+	}
+	return engine.Time(d), ""
+}
+
+func parseFloat(what, s string) (float64, string) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Sprintf("%s %q is not a number", what, s)
+	}
+	return v, ""
+}
+
+// parseInstance parses NAME/I.
+func parseInstance(s string) (string, int, string) {
+	i := strings.LastIndex(s, "/")
+	if i < 0 {
+		return "", 0, fmt.Sprintf("op %q names no instance (like %q)", s, s+"/0")
+	}
+	name, idx := s[:i], s[i+1:]
+	if name == "" {
+		return "", 0, fmt.Sprintf("op %q has no operator name", s)
+	}
+	if msg := checkName(name); msg != "" {
+		return "", 0, msg
+	}
+	n, err := strconv.Atoi(idx)
+	if err != nil {
+		return "", 0, fmt.Sprintf("op %q: instance %q is not a number", s, idx)
+	}
+	if n < 0 {
+		return "", 0, fmt.Sprintf("op %q: instance %q is negative", s, idx)
+	}
+	return name, n, ""
+}
+
+// parseEdge parses A->B.
+func parseEdge(s string) (string, string, string) {
+	a, b, ok := strings.Cut(s, "->")
+	if !ok {
+		return "", "", fmt.Sprintf("edge %q is not A->B or all", s)
+	}
+	if a == "" || b == "" {
+		return "", "", fmt.Sprintf("edge %q needs an operator on both sides of ->", s)
+	}
+	if msg := checkName(a); msg != "" {
+		return "", "", msg
+	}
+	if msg := checkName(b); msg != "" {
+		return "", "", msg
+	}
+	return a, b, ""
+}
+
+func checkName(s string) string {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ',' {
+			return fmt.Sprintf("operator name %q contains a space or control character", s)
+		}
+	}
+	return ""
+}
+
+// validate checks a spec's fields (for specs built by hand and passed to
+// Apply). It returns a problem description or "".
+func validate(s Spec) string {
+	if !known(s.Kind) {
+		return fmt.Sprintf("unknown kind %q (kinds: %s)", string(s.Kind), kindList())
+	}
+	if s.At < 0 {
+		return fmt.Sprintf("time %s is negative", fmtTime(s.At))
+	}
+	if s.Kind == Crash {
+		switch {
+		case s.End != 0:
+			return "crash has one time, but End is set"
+		case s.Op != "" && s.Worker >= 0:
+			return "give worker=N or op=NAME/I, not both"
+		case s.Op == "" && s.Worker < 0:
+			return "missing target " + targetHint(s.Kind)
+		case s.Op != "" && s.Index < 0:
+			return fmt.Sprintf("instance %d is negative", s.Index)
+		}
+		return ""
+	}
+	if s.End <= s.At {
+		return fmt.Sprintf("window ends at or before it starts (%s <= %s)", fmtTime(s.End), fmtTime(s.At))
+	}
+	switch s.Kind {
+	case Slow:
+		switch {
+		case s.Op == "":
+			return "missing target " + targetHint(s.Kind)
+		case s.Index < 0:
+			return fmt.Sprintf("instance %d is negative", s.Index)
+		case !(s.Factor > 0) || math.IsInf(s.Factor, 0):
+			return fmt.Sprintf("factor %g must be positive", s.Factor)
+		}
+	case Throttle:
+		switch {
+		case s.AllEdges:
+			return "throttle needs an edge A->B, not edge=all"
+		case s.From == "" || s.To == "":
+			return "missing target " + targetHint(s.Kind)
+		case !(s.Rate > 0) || math.IsInf(s.Rate, 0):
+			return fmt.Sprintf("rate %g must be positive", s.Rate)
+		}
+	case Reorder:
+		switch {
+		case !s.AllEdges && (s.From == "" || s.To == ""):
+			return "missing target " + targetHint(s.Kind)
+		case !(s.P > 0 && s.P <= 1):
+			return fmt.Sprintf("p %g is not in (0,1]", s.P)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,140 @@
+// Package harness runs one configured benchmark: it builds the workload,
+// compiles it with the chosen system, installs the faults, runs the
+// simulator, measures and checks the outcome and writes the results. The CLI
+// is a thin layer over it, and sweeps, comparisons and torture campaigns are
+// loops over Execute.
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"ftbench/engine"
+)
+
+// Config is one run's full configuration. Together with the seed it
+// determines the run's results exactly.
+type Config struct {
+	System       string
+	Variant      string // "" = the system's default
+	Workload     string
+	WorkloadOpts map[string]string // only explicitly set options
+	SystemOpts   map[string]string // only explicitly set options
+	Faults       []string
+	Duration     engine.Time // input is appended during [0, Duration)
+	Rate         float64     // records/s over all partitions; 0 = the workload's default
+	Parallelism  int
+	Workers      int
+	Seed         uint64
+	CostOverride []string    // "name=value"
+	Drain        engine.Time // longest drain after the input ends; 0 = default
+	Bucket       engine.Time // time-series bucket; 0 = 100ms
+}
+
+// Defaults used when a Config leaves a field zero.
+const (
+	DefaultDuration    = 20 * engine.Second
+	DefaultParallelism = 4
+	DefaultWorkers     = 4
+	DefaultBucket      = 100 * engine.Millisecond
+	DefaultDrain       = 10 * engine.Second
+)
+
+// DefaultConfig is `bench run` with no flags.
+func DefaultConfig() Config {
+	return Config{
+		System: "none", Workload: "wordcount", Duration: DefaultDuration,
+		Parallelism: DefaultParallelism, Workers: DefaultWorkers, Seed: 1,
+	}
+}
+
+// InputError is a problem with the configuration (exit code 2).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// IsInputError reports whether err is bad input rather than an internal failure.
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Duration <= 0:
+		return inputErr("--duration must be positive, got %v", time.Duration(c.Duration))
+	case c.Rate < 0:
+		return inputErr("--rate must be positive, got %g", c.Rate)
+	case c.Parallelism < 1 || c.Parallelism > 256:
+		return inputErr("--parallelism must be from 1 to 256, got %d", c.Parallelism)
+	case c.Workers < 1 || c.Workers > 256:
+		return inputErr("--workers must be from 1 to 256, got %d", c.Workers)
+	case c.Drain < 0:
+		return inputErr("--drain must not be negative")
+	}
+	return nil
+}
+
+// ReplayCommand is the exact `bench run` line that repeats this run.
+func (c *Config) ReplayCommand() string {
+	args := []string{"bench", "run",
+		"--system", c.System,
+	}
+	if c.Variant != "" {
+		args = append(args, "--variant", c.Variant)
+	}
+	args = append(args,
+		"--workload", c.Workload,
+		"--seed", strconv.FormatUint(c.Seed, 10),
+		"--duration", time.Duration(c.Duration).String(),
+		"--parallelism", strconv.Itoa(c.Parallelism),
+		"--workers", strconv.Itoa(c.Workers),
+	)
+	if c.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(c.Rate, 'f', -1, 64))
+	}
+	for _, f := range c.Faults {
+		args = append(args, "--fault", shellQuote(f))
+	}
+	for _, kv := range sortedKV(c.SystemOpts) {
+		args = append(args, "--"+kv[0], shellQuote(kv[1]))
+	}
+	for _, kv := range sortedKV(c.WorkloadOpts) {
+		args = append(args, "--"+kv[0], shellQuote(kv[1]))
+	}
+	for _, o := range c.CostOverride {
+		args = append(args, "--cost", shellQuote(o))
+	}
+	if c.Drain > 0 {
+		args = append(args, "--drain", time.Duration(c.Drain).String())
+	}
+	return strings.Join(args, " ")
+}
+
+func sortedKV(m map[string]string) [][2]string {
+	kvs := make([][2]string, 0, len(m))
+	for k, v := range m {
+		kvs = append(kvs, [2]string{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i][0] < kvs[j][0] })
+	return kvs
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == ',' || r == '=' || r == '%' ||
+			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"bytes"
+	"testing"
+
+	"ftbench/engine"
+	_ "ftbench/systems/none"
+)
+
+func runCfg(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	out, err := Execute(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Result
+}
+
+func short(system string, faults ...string) Config {
+	cfg := DefaultConfig()
+	cfg.System = system
+	cfg.Duration = 5 * engine.Second
+	cfg.Faults = faults
+	return cfg
+}
+
+func TestNoFaultIsExact(t *testing.T) {
+	for _, wl := range []string{"wordcount", "grep"} {
+		cfg := short("none")
+		cfg.Workload = wl
+		r := runCfg(t, cfg)
+		if r.Lost != 0 || r.Duplicates != 0 || r.WrongKeys != 0 || r.Verdict != "exactly-once" || !r.ClaimHeld {
+			t.Errorf("%s: lost=%d dup=%d wrong=%d verdict=%s held=%v", wl, r.Lost, r.Duplicates, r.WrongKeys, r.Verdict, r.ClaimHeld)
+		}
+		if !r.Drained || r.ExitCode != 0 {
+			t.Errorf("%s: drained=%v exit=%d problems=%v", wl, r.Drained, r.ExitCode, r.Problems)
+		}
+		if r.ThroughputRPS < 0.9*r.Config.RateRPS {
+			t.Errorf("%s: steady throughput %.0f below the offered %.0f", wl, r.ThroughputRPS, r.Config.RateRPS)
+		}
+	}
+}
+
+func TestNoneCrashLosesRecords(t *testing.T) {
+	r := runCfg(t, short("none", "crash"))
+	if r.Lost == 0 || r.Duplicates != 0 || r.Verdict != "at-most-once" || !r.ClaimHeld {
+		t.Fatalf("lost=%d dup=%d verdict=%s held=%v", r.Lost, r.Duplicates, r.Verdict, r.ClaimHeld)
+	}
+	if r.RecoveryTimeS == nil || *r.RecoveryTimeS <= 0 {
+		t.Fatalf("want a positive recovery time, got %v", r.RecoveryTimeS)
+	}
+}
+
+// Same config and seed: byte-identical run.json apart from the host block.
+func TestDeterministic(t *testing.T) {
+	cfg := short("none", "crash", "slow@1s-2s:op=split/1")
+	enc := func() []byte {
+		out, err := Execute(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Result.Host = Host{}
+		b, err := MarshalResult(out.Result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var csv bytes.Buffer
+		if err := out.Series.WriteCSV(&csv); err != nil {
+			t.Fatal(err)
+		}
+		return append(b, csv.Bytes()...)
+	}
+	a, b := enc(), enc()
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two runs with the same seed differ")
+	}
+	cfg.Seed = 2
+	if c := enc(); bytes.Equal(a, c) {
+		t.Fatalf("a different seed gave the same results")
+	}
+}

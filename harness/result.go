@@ -1,0 +1,82 @@
+package harness
+
+// Result is run.json. Its keys are stable and documented in the README;
+// everything outside Host is a pure function of the configuration and seed.
+type Result struct {
+	System            string           `json:"system"`
+	Variant           string           `json:"variant"`
+	Workload          string           `json:"workload"`
+	Seed              uint64           `json:"seed"`
+	Faults            []string         `json:"faults"`
+	Config            RunConfig        `json:"config"`
+	ClaimedGuarantee  string           `json:"claimed_guarantee"`
+	Verdict           string           `json:"verdict"`
+	ClaimHeld         bool             `json:"claim_held"`
+	ThroughputRPS     float64          `json:"throughput_rps"`
+	ThroughputEffects float64          `json:"throughput_effects_per_s"`
+	LatencyMS         Latency          `json:"latency_ms"`
+	RecoveryTimeS     *float64         `json:"recovery_time_s"`
+	Recoveries        []Recovery       `json:"recoveries"`
+	DetectionDelayS   *float64         `json:"detection_delay_s"`
+	Duplicates        int64            `json:"duplicates"`
+	Lost              int64            `json:"lost"`
+	WrongKeys         int64            `json:"wrong_keys"`
+	WrongKeyExamples  []KeyDiff        `json:"wrong_key_examples,omitempty"`
+	Unexpected        int64            `json:"unexpected_effects"`
+	ExpectedEffects   int64            `json:"expected_effects"`
+	CommittedEffects  int64            `json:"committed_effects"`
+	AppendedRecords   int64            `json:"appended_records"`
+	Drained           bool             `json:"drained"`
+	SimTimeS          float64          `json:"sim_time_s"`
+	SimEvents         uint64           `json:"sim_events"`
+	Counters          map[string]int64 `json:"counters"`
+	SystemMetrics     map[string]any   `json:"system_metrics"`
+	ExitCode          int              `json:"exit_code"`
+	Problems          []string         `json:"problems"`
+	Replay            string           `json:"replay"`
+	Host              Host             `json:"host"`
+}
+
+// RunConfig is the resolved configuration.
+type RunConfig struct {
+	DurationS    float64           `json:"duration_s"`
+	RateRPS      float64           `json:"rate_rps"`
+	Parallelism  int               `json:"parallelism"`
+	Workers      int               `json:"workers"`
+	DrainS       float64           `json:"drain_s"`
+	BucketS      float64           `json:"bucket_s"`
+	WarmUpS      float64           `json:"warm_up_s"`
+	SystemOpts   map[string]string `json:"system_options"`
+	WorkloadOpts map[string]string `json:"workload_options"`
+	Cost         map[string]string `json:"cost_model"`
+}
+
+// Latency is the end-to-end latency distribution of committed effects.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Recovery is one fault's recovery.
+type Recovery struct {
+	Fault         string   `json:"fault"`
+	AtS           float64  `json:"at_s"`
+	RecoveryTimeS *float64 `json:"recovery_time_s"`
+}
+
+// KeyDiff is a key whose final visible value differs from the oracle's.
+type KeyDiff struct {
+	Key  uint64 `json:"key"`
+	Got  int64  `json:"got"`
+	Want int64  `json:"want"`
+}
+
+// Host is everything that depends on the machine, not the configuration.
+type Host struct {
+	RunID     string  `json:"run_id"`
+	WallTimeS float64 `json:"wall_time_s"`
+	GoVersion string  `json:"go_version"`
+	StartedAt string  `json:"started_at"`
+}

@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+
+	"ftbench/engine"
+)
+
+// DefaultBucket is the time-series resolution DESIGN.md section 6 names.
+const DefaultBucket = 100 * engine.Millisecond
+
+// CSVHeader is the header line of timeseries.csv; its column names are part
+// of the results format, so they live in one place.
+const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms"
+
+// Row is one bucket [Start, Start+bucket) of the time series.
+type Row struct {
+	Start           engine.Time
+	Committed       int64   // effects made visible in the bucket
+	CommittedPerSec float64 // Committed / bucket length in seconds
+	// Lag is the source lag (appended but not yet committed) sampled at the
+	// END of the bucket; a bucket without a sample repeats the previous
+	// bucket's lag, because lag is a level, not a per-bucket quantity.
+	Lag int64
+	// P50 and P99 are end-to-end latencies of the effects committed in the
+	// bucket; 0 when there were none.
+	P50, P99 engine.Time
+}
+
+type seriesBucket struct {
+	committed int64
+	lag       int64
+	lagSet    bool
+	lat       Histogram
+}
+
+// Series accumulates the per-bucket time series of a run.
+type Series struct {
+	bucket  engine.Time
+	buckets []seriesBucket
+}
+
+// NewSeries returns an empty series with buckets of the given length
+// (DefaultBucket if bucket <= 0).
+func NewSeries(bucket engine.Time) *Series {
+	if bucket <= 0 {
+		bucket = DefaultBucket
+	}
+	return &Series{bucket: bucket}
+}
+
+// Bucket returns the bucket length.
+func (s *Series) Bucket() engine.Time { return s.bucket }
+
+// at returns bucket i, extending the series with empty buckets as needed.
+func (s *Series) at(i int) *seriesBucket {
+	for len(s.buckets) <= i {
+		s.buckets = append(s.buckets, seriesBucket{})
+	}
+	return &s.buckets[i]
+}
+
+// Commit records one effect made visible at time at (negative times count
+// as 0) with the given end-to-end latency.
+func (s *Series) Commit(at, latency engine.Time) {
+	if at < 0 {
+		at = 0
+	}
+	b := s.at(int(at / s.bucket))
+	b.committed++
+	b.lat.Add(latency)
+}
+
+// Lag records the source lag sampled at instant at. The sample describes
+// the END of the bucket (at-bucket, at], so a sample taken exactly at a
+// boundary k*bucket belongs to bucket k-1: it is the level the system
+// reached during that bucket. Samples at at <= 0 describe no bucket and are
+// dropped (the lag before the first sample is 0). If a bucket is sampled
+// more than once the last sample wins, as it is the one nearest its end.
+func (s *Series) Lag(at engine.Time, lag int64) {
+	if at <= 0 {
+		return
+	}
+	b := s.at(int((at - 1) / s.bucket))
+	b.lag = lag
+	b.lagSet = true
+}
+
+// Rows returns one row per bucket from time 0 through the last bucket that
+// received a commit or a lag sample.
+func (s *Series) Rows() []Row {
+	rows := make([]Row, len(s.buckets))
+	var lag int64
+	for i := range s.buckets {
+		b := &s.buckets[i]
+		if b.lagSet {
+			lag = b.lag
+		}
+		r := Row{
+			Start:           engine.Time(i) * s.bucket,
+			Committed:       b.committed,
+			CommittedPerSec: perSec(b.committed, s.bucket),
+			Lag:             lag,
+		}
+		if b.lat.Count() > 0 {
+			r.P50 = b.lat.Quantile(0.50)
+			r.P99 = b.lat.Quantile(0.99)
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// WriteCSV writes the rows as timeseries.csv (CSVHeader, then one line per
+// bucket). Numbers use strconv's shortest round-trip form, which is exact
+// and identical on every platform.
+func (s *Series) WriteCSV(w io.Writer) error {
+	return WriteRowsCSV(w, s.Rows())
+}
+
+// WriteRowsCSV writes rows in the timeseries.csv format; it is separate from
+// Series so reports can rewrite stored or filtered rows.
+func WriteRowsCSV(w io.Writer, rows []Row) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(CSVHeader)
+	bw.WriteByte('\n')
+	var buf []byte
+	for _, r := range rows {
+		buf = buf[:0]
+		buf = strconv.AppendFloat(buf, r.Start.Seconds(), 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.Committed, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, r.CommittedPerSec, 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.Lag, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, ms(r.P50), 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, ms(r.P99), 'f', -1, 64)
+		buf = append(buf, '\n')
+		bw.Write(buf) // bufio keeps the first error; Flush reports it
+	}
+	return bw.Flush()
+}
+
+// perSec divides exact integers (count·1e9 / bucket ns), which float64 rounds
+// correctly, rather than by a bucket length in seconds that float64 cannot
+// represent exactly (0.1): round rates then print as round numbers.
+func perSec(n int64, bucket engine.Time) float64 {
+	return float64(n) * float64(engine.Second) / float64(bucket)
+}
+
+func ms(t engine.Time) float64 { return float64(t) / float64(engine.Millisecond) }
+
+// SteadyThroughput is the mean committed records/s over the buckets whose
+// start lies in [from, to): the harness passes warm-up end .. first fault
+// (or end of input), so neither warm-up nor recovery dilutes it. It returns
+// 0 when no bucket qualifies.
+func SteadyThroughput(rows []Row, from, to engine.Time) float64 {
+	var sum float64
+	n := 0
+	for _, r := range rows {
+		if r.Start >= from && r.Start < to {
+			sum += r.CommittedPerSec
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

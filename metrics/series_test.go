@@ -1,0 +1,170 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"ftbench/engine"
+)
+
+const ms100 = 100 * engine.Millisecond
+
+func TestNewSeriesDefaultBucket(t *testing.T) {
+	for _, b := range []engine.Time{0, -1} {
+		if got := NewSeries(b).Bucket(); got != DefaultBucket {
+			t.Errorf("NewSeries(%d).Bucket() = %d, want %d", b, got, DefaultBucket)
+		}
+	}
+	if got := NewSeries(engine.Second).Bucket(); got != engine.Second {
+		t.Errorf("NewSeries(1s).Bucket() = %d", got)
+	}
+}
+
+// TestSeriesBucketing checks which bucket each call lands in: commits by
+// their instant, lag samples by the bucket they END.
+func TestSeriesBucketing(t *testing.T) {
+	type op struct {
+		lag      bool
+		at       engine.Time
+		v        int64 // latency for commits, lag for samples
+		wantRows int
+	}
+	tests := []struct {
+		name string
+		ops  []op
+		// committed and lag per row after all ops
+		committed []int64
+		lags      []int64
+	}{
+		{"commit at 0", []op{{false, 0, 1, 1}}, []int64{1}, []int64{0}},
+		{"commit at end of bucket 0", []op{{false, ms100 - 1, 1, 1}}, []int64{1}, []int64{0}},
+		{"commit at boundary goes to next bucket", []op{{false, ms100, 1, 2}}, []int64{0, 1}, []int64{0, 0}},
+		{"negative commit time counts as 0", []op{{false, -5, 1, 1}}, []int64{1}, []int64{0}},
+		{"lag at boundary ends previous bucket", []op{{true, ms100, 7, 1}}, []int64{0}, []int64{7}},
+		{"lag just after boundary is next bucket", []op{{true, ms100 + 1, 7, 2}}, []int64{0, 0}, []int64{0, 7}},
+		{"lag at 0 dropped", []op{{true, 0, 7, 0}}, nil, nil},
+		{"last lag sample in bucket wins", []op{{true, 50 * engine.Millisecond, 3, 1}, {true, ms100, 9, 1}}, []int64{0}, []int64{9}},
+		{
+			"carry forward lag through unsampled buckets",
+			[]op{{true, ms100, 5, 1}, {false, 350 * engine.Millisecond, 1, 4}, {true, 5 * ms100, 2, 5}},
+			[]int64{0, 0, 0, 1, 0},
+			[]int64{5, 5, 5, 5, 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSeries(ms100)
+			for i, o := range tt.ops {
+				if o.lag {
+					s.Lag(o.at, o.v)
+				} else {
+					s.Commit(o.at, engine.Time(o.v))
+				}
+				if n := len(s.Rows()); n != o.wantRows {
+					t.Fatalf("after op %d: %d rows, want %d", i, n, o.wantRows)
+				}
+			}
+			rows := s.Rows()
+			for i, r := range rows {
+				if r.Start != engine.Time(i)*ms100 {
+					t.Errorf("row %d start %d", i, r.Start)
+				}
+				if r.Committed != tt.committed[i] || r.Lag != tt.lags[i] {
+					t.Errorf("row %d: committed %d lag %d, want %d %d", i, r.Committed, r.Lag, tt.committed[i], tt.lags[i])
+				}
+			}
+		})
+	}
+}
+
+func TestSeriesRowsLatencyAndRate(t *testing.T) {
+	s := NewSeries(ms100)
+	// Bucket 0: latencies 1..100 ms; bucket 1 empty; bucket 2: one commit.
+	for i := 1; i <= 100; i++ {
+		s.Commit(engine.Time(i)*engine.Microsecond, engine.Time(i)*engine.Millisecond)
+	}
+	s.Commit(250*engine.Millisecond, 3*engine.Millisecond)
+	rows := s.Rows()
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rows))
+	}
+	within1pct := func(got, want engine.Time) bool {
+		return got >= want && float64(got-want) <= 0.01*float64(want)
+	}
+	if r := rows[0]; r.Committed != 100 || r.CommittedPerSec != 1000 ||
+		!within1pct(r.P50, 50*engine.Millisecond) || !within1pct(r.P99, 99*engine.Millisecond) {
+		t.Errorf("row 0 = %+v", r)
+	}
+	if r := rows[1]; r.Committed != 0 || r.CommittedPerSec != 0 || r.P50 != 0 || r.P99 != 0 {
+		t.Errorf("empty row 1 = %+v", r)
+	}
+	if r := rows[2]; r.Committed != 1 || r.CommittedPerSec != 10 || r.P50 != 3*engine.Millisecond || r.P99 != 3*engine.Millisecond {
+		t.Errorf("row 2 = %+v", r)
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	s := NewSeries(ms100)
+	s.Commit(10*engine.Millisecond, 1500*engine.Microsecond)
+	s.Commit(20*engine.Millisecond, 1500*engine.Microsecond)
+	s.Lag(ms100, 12)
+	s.Commit(250*engine.Millisecond, 2*engine.Millisecond)
+	s.Lag(3*ms100, 4)
+	var buf bytes.Buffer
+	if err := s.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := CSVHeader + "\n" +
+		"0,2,20,12,1.5,1.5\n" +
+		"0.1,0,0,12,0,0\n" +
+		"0.2,1,10,4,2,2\n"
+	if got := buf.String(); got != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
+	}
+	// Same calls, same bytes.
+	var again bytes.Buffer
+	s.WriteCSV(&again)
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Error("WriteCSV is not repeatable")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteCSVReportsError(t *testing.T) {
+	s := NewSeries(ms100)
+	s.Commit(0, 1)
+	if err := s.WriteCSV(failWriter{}); err == nil {
+		t.Error("WriteCSV to a failing writer returned nil")
+	}
+}
+
+func TestSteadyThroughput(t *testing.T) {
+	rows := []Row{
+		{Start: 0, CommittedPerSec: 100},
+		{Start: ms100, CommittedPerSec: 200},
+		{Start: 2 * ms100, CommittedPerSec: 400},
+		{Start: 3 * ms100, CommittedPerSec: 1000},
+	}
+	tests := []struct {
+		name     string
+		from, to engine.Time
+		want     float64
+	}{
+		{"all", 0, engine.Second, 425},
+		{"from inclusive, to exclusive", ms100, 3 * ms100, 300},
+		{"mid-bucket from skips the bucket it starts in", ms100 + 1, 3 * ms100, 400},
+		{"none", 5 * ms100, engine.Second, 0},
+		{"empty range", ms100, ms100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SteadyThroughput(rows, tt.from, tt.to); got != tt.want {
+				t.Errorf("SteadyThroughput = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,6 @@
+// Package all links every system and workload into a binary.
+package all
+
+import (
+	_ "ftbench/systems/none"
+)

@@ -1,0 +1,225 @@
+// Package stream is the record-at-a-time dataflow machinery that several
+// systems share: placing a plan's operator instances on workers, routing
+// records between them, running stage functions with their keyed state, and
+// reading the source log. Systems add their fault-tolerance protocol around it.
+package stream
+
+import (
+	"fmt"
+	"sort"
+
+	"ftbench/engine"
+	"ftbench/workloads"
+)
+
+// Graph is a plan compiled to operator instances. Stage -1 is the source.
+type Graph struct {
+	Plan   *workloads.Plan
+	Par    int
+	Source []engine.ProcID
+	Stages [][]engine.ProcID
+}
+
+// Build adds the source and every stage's instances to dep, instance i on
+// worker i mod workers (one slice of the pipeline per worker, as Flink's slot
+// sharing places it). newSource and newTask create the processes on (re)start.
+func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
+	newSource func(g *Graph, i int) engine.Process,
+	newTask func(g *Graph, stage, i int) engine.Process) *Graph {
+	g := &Graph{Plan: plan, Par: par}
+	for i := 0; i < par; i++ {
+		i := i
+		g.Source = append(g.Source, dep.Add(engine.ProcSpec{
+			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, Index: i, Worker: i % workers,
+			New: func() engine.Process { return newSource(g, i) },
+		}))
+	}
+	g.Stages = make([][]engine.ProcID, len(plan.Stages))
+	for s := range plan.Stages {
+		for i := 0; i < par; i++ {
+			s, i := s, i
+			g.Stages[s] = append(g.Stages[s], dep.Add(engine.ProcSpec{
+				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, Index: i, Worker: i % workers,
+				New: func() engine.Process { return newTask(g, s, i) },
+			}))
+		}
+	}
+	return g
+}
+
+// Instances returns the instances of stage (-1: source).
+func (g *Graph) Instances(stage int) []engine.ProcID {
+	if stage < 0 {
+		return g.Source
+	}
+	return g.Stages[stage]
+}
+
+// Outputs lists the instances that instance self of stage may send to.
+func (g *Graph) Outputs(stage, self int) []engine.ProcID {
+	if stage+1 >= len(g.Stages) {
+		return nil
+	}
+	next := g.Stages[stage+1]
+	if g.Plan.Stages[stage+1].Input == workloads.Forward {
+		return next[self%len(next) : self%len(next)+1]
+	}
+	return next
+}
+
+// Inputs lists the instances that may send to instance self of stage.
+func (g *Graph) Inputs(stage, self int) []engine.ProcID {
+	prev := g.Instances(stage - 1)
+	if g.Plan.Stages[stage].Input != workloads.Forward {
+		return prev
+	}
+	var in []engine.ProcID
+	for i, id := range prev {
+		if i%len(g.Stages[stage]) == self {
+			in = append(in, id)
+		}
+	}
+	return in
+}
+
+// Router sends the outputs of one instance to the next stage.
+type Router struct {
+	targets []engine.ProcID
+	part    workloads.Partitioning
+	self    int
+	rr      int
+}
+
+// Router returns the router for outputs of instance self of stage (-1:
+// source); nil for the last stage.
+func (g *Graph) Router(stage, self int) *Router {
+	if stage+1 >= len(g.Stages) {
+		return nil
+	}
+	return &Router{targets: g.Stages[stage+1], part: g.Plan.Stages[stage+1].Input, self: self}
+}
+
+// Target picks the receiver of m (for all but Broadcast).
+func (r *Router) Target(m *engine.Msg) engine.ProcID {
+	n := len(r.targets)
+	switch r.part {
+	case workloads.Hash:
+		return r.targets[KeyPartition(m.Key, n)]
+	case workloads.Rebalance:
+		r.rr++
+		return r.targets[r.rr%n]
+	default:
+		return r.targets[r.self%n]
+	}
+}
+
+// Route sends m to its receiver(s) through ctx.
+func (r *Router) Route(ctx engine.Ctx, m engine.Msg) {
+	if r.part == workloads.Broadcast {
+		for _, t := range r.targets {
+			ctx.Send(t, m)
+		}
+		return
+	}
+	ctx.Send(r.Target(&m), m)
+}
+
+// KeyPartition is the instance of n that owns key.
+func KeyPartition(key uint64, n int) int { return int(engine.Mix64(key) % uint64(n)) }
+
+// Operator runs one non-sink stage's function on records, with its keyed state.
+type Operator struct {
+	Stage *workloads.Stage
+	State map[uint64]int64 // nil for stateless stages
+	emit  func(engine.Msg)
+}
+
+// NewOperator makes an operator that hands every output to emit.
+func NewOperator(st *workloads.Stage, emit func(engine.Msg)) *Operator {
+	o := &Operator{Stage: st, emit: emit}
+	if st.Keyed() {
+		o.State = map[uint64]int64{}
+	}
+	return o
+}
+
+// Process charges the stage's CPU cost and applies it to m.
+func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
+	ctx.Work(o.Stage.Cost(ctx.Cost(), m))
+	if o.State != nil {
+		s := o.State[m.Key]
+		o.Stage.Update(&s, m, o.emit)
+		o.State[m.Key] = s
+		return
+	}
+	o.Stage.Fn(m, o.emit)
+}
+
+// KV is one key's state, for snapshots.
+type KV struct {
+	Key uint64
+	Val int64
+}
+
+// StateBytes is the serialized size of a keyed state of n keys.
+func StateBytes(n int) int64 { return int64(n) * 16 }
+
+// Snapshot copies the keyed state in key order (a deterministic, immutable
+// copy to hand to the store).
+func (o *Operator) Snapshot() []KV {
+	kvs := make([]KV, 0, len(o.State))
+	for k, v := range o.State {
+		kvs = append(kvs, KV{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+	return kvs
+}
+
+// Restore replaces the keyed state with a snapshot.
+func (o *Operator) Restore(kvs []KV) {
+	o.State = make(map[uint64]int64, len(kvs))
+	for _, kv := range kvs {
+		o.State[kv.Key] = kv.Val
+	}
+}
+
+// CommitOf is the effect a sink record makes visible.
+func CommitOf(m engine.Msg) engine.Commit {
+	return engine.Commit{ID: m.ID, Key: m.Key, Value: m.Val, Born: m.Born}
+}
+
+// SourceReader reads one partition of the source log.
+type SourceReader struct {
+	W     workloads.Workload
+	Log   *workloads.Log
+	Part  int32
+	Next  int64 // next offset to read
+	Batch int   // records per poll, so backpressure can stop the source between polls
+}
+
+// Poll reads up to Batch appended records, charging the source's CPU, and
+// hands each to emit. It returns how long to wait before polling again and
+// whether the log is exhausted.
+func (r *SourceReader) Poll(ctx engine.Ctx, emit func(engine.Msg)) (again engine.Time, done bool) {
+	total := r.Log.Total()
+	avail := r.Log.Appended(ctx.Now())
+	batch := r.Batch
+	if batch <= 0 {
+		batch = 32
+	}
+	for n := 0; n < batch && r.Next < avail; n++ {
+		m := r.W.Record(r.Part, r.Next)
+		m.Born = r.Log.BornAt(r.Next)
+		r.Next++
+		ctx.Work(ctx.Cost().SourceRecord)
+		emit(m)
+	}
+	if r.Next >= total {
+		return 0, true
+	}
+	avail = r.Log.Appended(ctx.Now())
+	if r.Next < avail {
+		return 0, false
+	}
+	return max(ctx.Cost().PollInterval, r.Log.BornAt(r.Next)-ctx.Now()), false
+}

@@ -1,0 +1,147 @@
+// Package systems is the registry of fault-tolerance protocols. Each system
+// compiles a workload's logical plan into a deployment of processes and
+// declares the delivery guarantee it claims; the harness checks the claim.
+package systems
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"ftbench/engine"
+	"ftbench/workloads"
+)
+
+// Guarantees a system can claim (the same words as the observed verdict).
+const (
+	AtMostOnce  = "at-most-once"
+	AtLeastOnce = "at-least-once"
+	ExactlyOnce = "exactly-once"
+	NoClaim     = "none"
+)
+
+// Flag is a system-specific command-line option (--checkpoint-interval,
+// --ack-timeout, ...). Systems sharing a flag name must agree on its meaning
+// and default: the CLI defines it once.
+type Flag struct {
+	Name, Default, Usage string
+}
+
+// Options holds the values of a system's flags (defaults filled in).
+type Options map[string]string
+
+// Duration parses a duration option.
+func (o Options) Duration(name string) (engine.Time, error) {
+	d, err := time.ParseDuration(o[name])
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--%s=%q: want a positive duration such as 500ms or 2s", name, o[name])
+	}
+	return engine.Time(d), nil
+}
+
+// Int parses an integer option within [lo, hi].
+func (o Options) Int(name string, lo, hi int) (int, error) {
+	v, err := strconv.Atoi(o[name])
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("--%s=%q: want an integer from %d to %d", name, o[name], lo, hi)
+	}
+	return v, nil
+}
+
+// Job is everything a system needs to compile a run.
+type Job struct {
+	Workload    workloads.Workload
+	Log         *workloads.Log
+	Parallelism int
+	Workers     int
+	Variant     string
+	Opts        Options
+	Cost        *engine.CostModel
+	Seed        uint64
+}
+
+// System is one fault-tolerance protocol.
+type System interface {
+	Name() string
+	Describe() string
+	// Variants lists the variants; the first is the default.
+	Variants() []string
+	Flags() []Flag
+	// Claim is the guarantee the system claims in this configuration.
+	Claim(variant string, opts Options) string
+	Compile(job Job) (*engine.Deployment, error)
+}
+
+// Summarizer is implemented by systems that derive their own metrics (for
+// run.json's "system_metrics") from the run's protocol events and counters.
+type Summarizer interface {
+	Summarize(r RunInfo) map[string]any
+}
+
+// RunInfo is what a Summarizer may read after a run.
+type RunInfo struct {
+	Events   []engine.Event
+	Counters map[string]int64
+	Store    func(key string) (any, bool)
+	Workload workloads.Workload
+	Log      *workloads.Log
+	Job      Job
+}
+
+var registry = map[string]System{}
+
+// Register adds a system; called from each system package's init.
+func Register(s System) { registry[s.Name()] = s }
+
+// Lookup finds a system by name.
+func Lookup(name string) (System, error) {
+	s, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown system %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	return s, nil
+}
+
+// Names lists registered systems, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// AllFlags returns every system's flags, deduplicated by name, sorted.
+func AllFlags() []Flag {
+	seen := map[string]Flag{}
+	for _, n := range Names() {
+		for _, f := range registry[n].Flags() {
+			if _, ok := seen[f.Name]; !ok {
+				seen[f.Name] = f
+			}
+		}
+	}
+	flags := make([]Flag, 0, len(seen))
+	for _, f := range seen {
+		flags = append(flags, f)
+	}
+	sort.Slice(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
+	return flags
+}
+
+// ResolveVariant returns the variant to use ("" means the default) or an error.
+func ResolveVariant(s System, variant string) (string, error) {
+	vs := s.Variants()
+	if variant == "" {
+		return vs[0], nil
+	}
+	for _, v := range vs {
+		if v == variant {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("system %s has no variant %q (have %s)", s.Name(), variant, strings.Join(vs, ", "))
+}

@@ -1,0 +1,198 @@
+// Package workloads defines what every system runs: a logical plan of pure
+// stage functions, a replayable partitioned source log and an oracle.
+//
+// The record at (partition, offset) is a pure function of the seed,
+// partition and offset, so any system can re-read any prefix after a failure
+// and the oracle can compute the exact expected output for any prefix.
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"ftbench/engine"
+)
+
+// Partitioning says how records reach a stage's instances from the previous
+// stage's instances.
+type Partitioning uint8
+
+// Partitionings.
+const (
+	Forward   Partitioning = iota // instance i -> instance i (chained)
+	Hash                          // by Msg.Key: the KeyBy, a wide dependency
+	Rebalance                     // round-robin
+	Broadcast                     // to every instance
+)
+
+func (p Partitioning) String() string {
+	return [...]string{"forward", "hash", "rebalance", "broadcast"}[p]
+}
+
+// Stage is one operator of the logical plan. Exactly one of Fn, Update or
+// Sink is set.
+type Stage struct {
+	Name  string
+	Input Partitioning
+	// Cost is the CPU one input record costs this stage.
+	Cost func(c *engine.CostModel, m engine.Msg) engine.Time
+	// Fn is a stateless stage (map, flatMap, filter).
+	Fn func(m engine.Msg, emit func(engine.Msg))
+	// Update is a keyed stage: state is the state of key m.Key (0 when new).
+	Update func(state *int64, m engine.Msg, emit func(engine.Msg))
+	// Sink marks the last stage: every record reaching it is one effect,
+	// making Val visible for Key.
+	Sink bool
+}
+
+// Keyed reports whether the stage keeps per-key state.
+func (s *Stage) Keyed() bool { return s.Update != nil }
+
+// Plan is a linear dataflow: the source, then stages in order.
+type Plan struct {
+	Source string // operator name of the source ("source")
+	Stages []Stage
+}
+
+// FirstStateful returns the first keyed stage's index and name, or -1.
+func (p *Plan) FirstStateful() (int, string) {
+	for i := range p.Stages {
+		if p.Stages[i].Keyed() {
+			return i, p.Stages[i].Name
+		}
+	}
+	return -1, ""
+}
+
+// OpNames lists the source and every stage name.
+func (p *Plan) OpNames() []string {
+	names := []string{p.Source}
+	for _, s := range p.Stages {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// Workload is a plan plus its source log contents.
+type Workload interface {
+	Name() string
+	Plan() *Plan
+	// Record is the source record at (part, off): a pure function. Its ID
+	// is {part, 0, off}; Born is filled in by the source.
+	Record(part int32, off int64) engine.Msg
+	// CostPerRecord estimates each stage's CPU per source record (for
+	// the default rate); the keys are stage names.
+	CostPerRecord(c *engine.CostModel) map[string]engine.Time
+}
+
+// Log is the replayable partitioned source log: records are appended to
+// each partition at Rate/Parts per second from time 0 until End.
+type Log struct {
+	Parts int
+	Rate  float64 // records per second over all partitions
+	End   engine.Time
+}
+
+func (l *Log) perPart() float64 { return l.Rate / float64(l.Parts) }
+
+// Appended is the number of records appended to a partition by time t.
+func (l *Log) Appended(t engine.Time) int64 {
+	if t > l.End {
+		t = l.End
+	}
+	if t <= 0 {
+		return 0
+	}
+	return int64(math.Floor(float64(t) * l.perPart() / 1e9))
+}
+
+// Total is the number of records each partition holds at the end.
+func (l *Log) Total() int64 { return l.Appended(l.End) }
+
+// BornAt is the time the record at offset off was appended.
+func (l *Log) BornAt(off int64) engine.Time {
+	return engine.Time(math.Ceil(float64(off+1) * 1e9 / l.perPart()))
+}
+
+// Factory builds a workload from its options.
+type Factory struct {
+	Name     string
+	Describe string
+	Options  []Option
+	New      func(seed uint64, opts map[string]string) (Workload, error)
+}
+
+// Option is a workload-specific flag.
+type Option struct{ Name, Default, Usage string }
+
+var registry = map[string]Factory{}
+
+// Register adds a workload factory.
+func Register(f Factory) { registry[f.Name] = f }
+
+// Names returns every workload name, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns a workload factory.
+func Lookup(name string) (Factory, bool) {
+	f, ok := registry[name]
+	return f, ok
+}
+
+// New builds workload name with options opts (missing options take defaults).
+func New(name string, seed uint64, opts map[string]string) (Workload, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	full := map[string]string{}
+	for _, o := range f.Options {
+		full[o.Name] = o.Default
+	}
+	for k, v := range opts {
+		full[k] = v
+	}
+	return f.New(seed, full)
+}
+
+// intOption parses a positive integer option.
+func intOption(opts map[string]string, name string, lo, hi int) (int, error) {
+	v, err := strconv.Atoi(opts[name])
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("--%s=%q: want an integer from %d to %d", name, opts[name], lo, hi)
+	}
+	return v, nil
+}
+
+func floatOption(opts map[string]string, name string, lo, hi float64) (float64, error) {
+	v, err := strconv.ParseFloat(opts[name], 64)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("--%s=%q: want a number from %g to %g", name, opts[name], lo, hi)
+	}
+	return v, nil
+}
+
+// DefaultRate is the source rate (records/s) that loads the busiest
+// operator to half its capacity under cost model c with parallelism par,
+// so a run has headroom for catch-up after a fault.
+func DefaultRate(w Workload, c *engine.CostModel, par int) float64 {
+	var busiest engine.Time
+	for _, t := range w.CostPerRecord(c) {
+		busiest = max(busiest, t)
+	}
+	if busiest <= 0 {
+		return 1000
+	}
+	capacity := float64(par) * 1e9 / float64(busiest)
+	return math.Round(capacity / 2)
+}
