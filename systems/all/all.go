@@ -1,6 +1,10 @@
-// Package all links every system and workload into a binary.
+// Package all links every system into a binary.
 package all
 
 import (
+	_ "ftbench/systems/barrier"
+	_ "ftbench/systems/lineage"
 	_ "ftbench/systems/none"
+	_ "ftbench/systems/snapshot"
+	_ "ftbench/systems/stormack"
 )

@@ -1,0 +1,2 @@
+// Package barrier is being implemented; see its issue.
+package barrier

@@ -1,0 +1,2 @@
+// Package lineage is being implemented; see its issue.
+package lineage

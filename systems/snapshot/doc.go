@@ -1,0 +1,2 @@
+// Package snapshot is being implemented; see its issue.
+package snapshot

@@ -1,0 +1,2 @@
+// Package stormack is being implemented; see its issue.
+package stormack
