@@ -82,6 +82,9 @@ type Failure struct {
 	Worker   int
 	Procs    []ProcID // processes that were on the worker
 	FailedAt Time
+	// Back is true when the worker has already restarted by the time the
+	// failure is detected (restart delay shorter than detection delay).
+	Back bool
 }
 
 // Process is one protocol node.

@@ -258,6 +258,7 @@ func (s *Sim) notify(kind uint16, a int, at engine.Time) {
 	m := engine.Msg{Kind: kind, Ctrl: true, Val: int64(a)}
 	if kind == engine.KindFailure {
 		f := s.failures[a]
+		f.Back = !s.workerDown[f.Worker]
 		m.Val = int64(f.Worker)
 		m.Body = f
 	}
