@@ -1,0 +1,285 @@
+// Package checkpoint is the coordinated-checkpoint machinery that barrier
+// and snapshot (on DAG workloads) share: a checkpoint coordinator (Flink's
+// JobManager role) that triggers checkpoint n at the sources, marks it
+// complete only when every task has acknowledged a durable snapshot, and on a
+// failure rolls the whole job back to the last completed checkpoint with a
+// global restart; and the task-side Participant that stores snapshots, acks
+// them after the write is durable, and restores them on deployment.
+//
+// Recovery follows Flink's restart strategy: on a failure notification the
+// coordinator aborts pending checkpoints, starts a new attempt, restarts every
+// task (ctx.Restart), waits until every failed worker is back (a job needs all
+// its slots), then deploys every task with the checkpoint to restore. Tasks
+// that come up by themselves (a restarted worker) stay idle until deployed,
+// so no task ever runs with state from a different cut than the others.
+package checkpoint
+
+import (
+	"fmt"
+
+	"ftbench/engine"
+)
+
+// Message kinds of coordinator traffic. Systems using this package must keep
+// their own kinds clear of this range.
+const (
+	KindTrigger  uint16 = 0xF000 + iota // coordinator -> source: take checkpoint Val
+	KindAck                             // task -> coordinator: snapshot Val is durable; Body Ack
+	KindComplete                        // coordinator -> task: checkpoint Val is complete
+	KindAbort                           // coordinator -> task: checkpoint Val is aborted
+	KindDeploy                          // coordinator -> task: start; Body Deploy
+)
+
+// Ack is what a task reports about its snapshot.
+type Ack struct {
+	Task         engine.ProcID
+	StateBytes   int64
+	ChannelBytes int64 // in-flight records persisted (unaligned barriers, CL channel state)
+}
+
+// Deploy starts a task in an attempt, from a checkpoint (-1: from scratch).
+type Deploy struct {
+	Attempt int64
+	Restore int64
+}
+
+// Config configures a coordinator.
+type Config struct {
+	Interval      engine.Time
+	MaxConcurrent int
+	Timeout       engine.Time     // abort a checkpoint not complete by then
+	Tasks         []engine.ProcID // every task that must ack, sources included
+	Sources       []engine.ProcID // the tasks that get the trigger
+}
+
+// Timer ids of the coordinator.
+const (
+	timerTrigger     = 1
+	timerTimeoutBase = 1 << 20 // + checkpoint id
+	timerDeployBase  = 1 << 40 // + attempt: a deploy of a superseded attempt is ignored
+)
+
+type pending struct {
+	started      engine.Time
+	acked        map[engine.ProcID]bool
+	stateBytes   int64
+	channelBytes int64
+	writing      bool // metadata write in progress
+}
+
+// Coordinator is the checkpoint coordinator process.
+type Coordinator struct {
+	cfg       Config
+	attempt   int64
+	next      int64 // next checkpoint id
+	completed int64 // last completed checkpoint, -1 if none
+	pending   map[int64]*pending
+	down      map[int]bool
+	restoring bool // between failure and deployment: no triggers
+}
+
+// NewCoordinator returns a coordinator process.
+func NewCoordinator(cfg Config) *Coordinator {
+	if cfg.MaxConcurrent < 1 {
+		cfg.MaxConcurrent = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * engine.Second
+	}
+	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{}}
+}
+
+// MetaKey is where the coordinator records the last completed checkpoint.
+const MetaKey = "checkpoint/latest"
+
+// Key is where task id stores its snapshot of checkpoint n.
+func Key(n int64, id engine.ProcID) string { return fmt.Sprintf("checkpoint/%d/%d", n, id) }
+
+func (c *Coordinator) Init(ctx engine.Ctx) {
+	c.deploy(ctx)
+	ctx.After(c.cfg.Interval, timerTrigger)
+}
+
+func (c *Coordinator) deploy(ctx engine.Ctx) {
+	c.restoring = false
+	d := Deploy{Attempt: c.attempt, Restore: c.completed}
+	for _, t := range c.cfg.Tasks {
+		ctx.Send(t, engine.Msg{Kind: KindDeploy, Ctrl: true, Key: uint64(c.attempt), Body: d, Size: 32})
+	}
+	ctx.Record(engine.Event{Kind: "deploy", ID: c.attempt, Value: c.completed})
+}
+
+func (c *Coordinator) Timer(ctx engine.Ctx, id int64) {
+	switch {
+	case id == timerTrigger:
+		ctx.After(c.cfg.Interval, timerTrigger)
+		if !c.restoring && c.inFlight() < c.cfg.MaxConcurrent {
+			c.trigger(ctx)
+		}
+	case id >= timerDeployBase:
+		if c.restoring && len(c.down) == 0 && id-timerDeployBase == c.attempt {
+			c.deploy(ctx)
+		}
+	case id >= timerTimeoutBase:
+		n := id - timerTimeoutBase
+		if p, ok := c.pending[n]; ok && !p.writing {
+			c.abort(ctx, n, "timeout")
+		}
+	}
+}
+
+func (c *Coordinator) inFlight() int { return len(c.pending) }
+
+func (c *Coordinator) trigger(ctx engine.Ctx) {
+	n := c.next
+	c.next++
+	c.pending[n] = &pending{started: ctx.Now(), acked: map[engine.ProcID]bool{}}
+	for _, s := range c.cfg.Sources {
+		ctx.Send(s, engine.Msg{Kind: KindTrigger, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+	}
+	ctx.Record(engine.Event{Kind: "checkpoint_triggered", ID: n})
+	ctx.After(c.cfg.Timeout, timerTimeoutBase+n)
+}
+
+func (c *Coordinator) abort(ctx engine.Ctx, n int64, why string) {
+	delete(c.pending, n)
+	ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: why})
+	for _, t := range c.cfg.Tasks {
+		ctx.Send(t, engine.Msg{Kind: KindAbort, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+	}
+}
+
+func (c *Coordinator) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	switch m.Kind {
+	case KindAck:
+		c.onAck(ctx, m)
+	case engine.KindStoreDone:
+		c.onMetaWritten(ctx, m.Val)
+	case engine.KindFailure:
+		c.onFailure(ctx, m.Body.(engine.Failure))
+	case engine.KindWorkerUp:
+		delete(c.down, int(m.Val))
+		if c.restoring && len(c.down) == 0 {
+			c.scheduleDeploy(ctx)
+		}
+	}
+}
+
+// scheduleDeploy deploys once tasks restarted now are up again.
+func (c *Coordinator) scheduleDeploy(ctx engine.Ctx) {
+	ctx.After(ctx.Cost().TaskRestart+engine.Millisecond, timerDeployBase+c.attempt)
+}
+
+func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
+	if int64(m.Key) != c.attempt {
+		return
+	}
+	p, ok := c.pending[m.Val]
+	if !ok || p.writing {
+		return
+	}
+	a := m.Body.(Ack)
+	if p.acked[a.Task] {
+		return
+	}
+	p.acked[a.Task] = true
+	p.stateBytes += a.StateBytes
+	p.channelBytes += a.ChannelBytes
+	if len(p.acked) == len(c.cfg.Tasks) {
+		// Every snapshot is durable; the checkpoint exists once its
+		// metadata is (Flink's completed-checkpoint store).
+		p.writing = true
+		ctx.Store().Put(MetaKey, m.Val, 64, m.Val)
+	}
+}
+
+func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
+	p, ok := c.pending[n]
+	if !ok {
+		return
+	}
+	delete(c.pending, n)
+	prev := c.completed
+	if n > c.completed {
+		c.completed = n
+	}
+	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
+	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
+	// Older pending checkpoints are subsumed, as in Flink.
+	for old := range c.pending {
+		if old < n {
+			c.abort(ctx, old, "subsumed")
+		}
+	}
+	for _, t := range c.cfg.Tasks {
+		ctx.Send(t, engine.Msg{Kind: KindComplete, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+	}
+	// Garbage-collect the previous checkpoint; the new one replaces it.
+	if prev >= 0 && prev < n {
+		for _, t := range c.cfg.Tasks {
+			ctx.Store().Delete(Key(prev, t))
+		}
+	}
+}
+
+func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
+	c.attempt++
+	c.restoring = true
+	if !f.Back {
+		c.down[f.Worker] = true
+	}
+	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
+	for n := range c.pending {
+		delete(c.pending, n)
+		ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: "failure"})
+	}
+	for _, t := range c.cfg.Tasks {
+		ctx.Restart(t)
+	}
+	if len(c.down) == 0 {
+		c.scheduleDeploy(ctx)
+	}
+}
+
+// Completed is the last completed checkpoint (for tests).
+func (c *Coordinator) Completed() int64 { return c.completed }
+
+// Participant is the task side: embed it in a task and route coordinator
+// messages and store completions through Handle.
+type Participant struct {
+	Coordinator engine.ProcID
+	Attempt     int64
+	Deployed    bool
+	// Restored is the checkpoint the task was deployed from (-1: none).
+	Restored int64
+}
+
+// OnDeploy accepts a deployment and returns the checkpoint to restore (-1 for none).
+func (p *Participant) OnDeploy(m engine.Msg) int64 {
+	d := m.Body.(Deploy)
+	p.Attempt, p.Deployed, p.Restored = d.Attempt, true, d.Restore
+	return d.Restore
+}
+
+// Current reports whether a coordinator message belongs to this attempt.
+func (p *Participant) Current(m engine.Msg) bool { return p.Deployed && int64(m.Key) == p.Attempt }
+
+// Persist writes this task's snapshot of checkpoint n; call Acknowledge when
+// the store reports it durable (KindStoreDone with Val n).
+func (p *Participant) Persist(ctx engine.Ctx, n int64, snapshot any, bytes int64) {
+	ctx.Store().Put(Key(n, ctx.Self()), snapshot, bytes, n)
+}
+
+// Acknowledge tells the coordinator that snapshot n is durable.
+func (p *Participant) Acknowledge(ctx engine.Ctx, n int64, a Ack) {
+	a.Task = ctx.Self()
+	ctx.Send(p.Coordinator, engine.Msg{Kind: KindAck, Ctrl: true, Key: uint64(p.Attempt), Val: n, Body: a, Size: 32})
+}
+
+// Load reads this task's snapshot of checkpoint n (charging the read).
+func (p *Participant) Load(ctx engine.Ctx, n int64) (any, bool) {
+	if n < 0 {
+		return nil, false
+	}
+	return ctx.Store().Get(Key(n, ctx.Self()))
+}

@@ -1,0 +1,144 @@
+package checkpoint
+
+import (
+	"testing"
+
+	"ftbench/engine"
+	"ftbench/engine/sim"
+)
+
+// fakeTask snapshots a counter on every trigger (sources) or on the
+// forwarded trigger (the downstream task), acking after the write is durable.
+type fakeTask struct {
+	part   Participant
+	next   engine.ProcID // -1: none
+	deploy *[]Deploy
+	count  int64
+}
+
+func (t *fakeTask) Init(engine.Ctx) {}
+func (t *fakeTask) Timer(ctx engine.Ctx, _ int64) {
+	t.count++
+	ctx.After(engine.Millisecond, 0)
+}
+
+func (t *fakeTask) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	switch m.Kind {
+	case KindDeploy:
+		n := t.part.OnDeploy(m)
+		*t.deploy = append(*t.deploy, m.Body.(Deploy))
+		if v, ok := t.part.Load(ctx, n); ok {
+			t.count = v.(int64)
+		}
+		ctx.After(engine.Millisecond, 0)
+	case KindTrigger:
+		if !t.part.Current(m) {
+			return
+		}
+		t.part.Persist(ctx, m.Val, t.count, 8)
+		if t.next >= 0 {
+			ctx.Send(t.next, engine.Msg{Kind: KindTrigger, Ctrl: true, Key: m.Key, Val: m.Val})
+		}
+	case engine.KindStoreDone:
+		t.part.Acknowledge(ctx, m.Val, Ack{StateBytes: 8})
+	}
+}
+
+type eventLog struct {
+	events []engine.Event
+}
+
+func (l *eventLog) Commit(engine.Time, engine.Commit) {}
+func (l *eventLog) Event(e engine.Event)              { l.events = append(l.events, e) }
+func (l *eventLog) Count(string, int64)               {}
+func (l *eventLog) Sample(engine.Time)                {}
+
+func (l *eventLog) kinds(kind string) []engine.Event {
+	var out []engine.Event
+	for _, e := range l.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func setup(t *testing.T) (*sim.Sim, *eventLog, *[]Deploy) {
+	t.Helper()
+	var deploys []Deploy
+	dep := &engine.Deployment{}
+	// ids: 0 coordinator, 1 source (worker 0), 2 task (worker 1)
+	dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1, New: func() engine.Process {
+		return NewCoordinator(Config{Interval: 100 * engine.Millisecond, Tasks: []engine.ProcID{1, 2}, Sources: []engine.ProcID{1}})
+	}})
+	dep.Add(engine.ProcSpec{Name: "source/0", Worker: 0, New: func() engine.Process {
+		return &fakeTask{part: Participant{Coordinator: 0}, next: 2, deploy: &deploys}
+	}})
+	dep.Add(engine.ProcSpec{Name: "task/0", Worker: 1, New: func() engine.Process {
+		return &fakeTask{part: Participant{Coordinator: 0}, next: -1, deploy: &deploys}
+	}})
+	dep.Coordinator = 0
+	log := &eventLog{}
+	s, err := sim.New(dep, sim.Config{Seed: 1, Cost: engine.DefaultCost(), Workers: 2, Observer: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, log, &deploys
+}
+
+func TestCheckpointsCompleteInOrder(t *testing.T) {
+	s, log, deploys := setup(t)
+	s.Run(engine.Second)
+	done := log.kinds("checkpoint_completed")
+	if len(done) < 8 {
+		t.Fatalf("%d checkpoints completed in 1s at a 100ms interval", len(done))
+	}
+	for i, e := range done {
+		if e.ID != int64(i+1) || e.Bytes != 16 {
+			t.Fatalf("completion %d: id %d bytes %d, want id %d and 2 tasks x 8 bytes", i, e.ID, e.Bytes, i+1)
+		}
+	}
+	if len(*deploys) != 2 || (*deploys)[0].Restore != -1 {
+		t.Fatalf("initial deploys %+v, want two fresh starts", *deploys)
+	}
+}
+
+// A crash aborts pending checkpoints, restarts every task, waits for the
+// worker and deploys everybody from the last completed checkpoint.
+func TestFailureRollsBackToLastCompleted(t *testing.T) {
+	s, log, deploys := setup(t)
+	if err := s.Crash(1, 450*engine.Millisecond, 2*engine.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(4 * engine.Second)
+	completedBefore := int64(-1)
+	for _, e := range log.kinds("checkpoint_completed") {
+		if e.Time < 450*engine.Millisecond {
+			completedBefore = e.ID
+		}
+	}
+	var redeploys []Deploy
+	for _, d := range (*deploys)[2:] {
+		redeploys = append(redeploys, d)
+	}
+	if len(redeploys) != 2 {
+		t.Fatalf("redeploys %+v, want both tasks once", redeploys)
+	}
+	for _, d := range redeploys {
+		if d.Attempt != 1 || d.Restore != completedBefore {
+			t.Fatalf("redeploy %+v, want attempt 1 restoring checkpoint %d", d, completedBefore)
+		}
+	}
+	deploy := log.kinds("deploy")
+	if len(deploy) != 2 || deploy[1].Time < 2450*engine.Millisecond {
+		t.Fatalf("deploy events %+v: the redeploy must wait for the worker (back at 2.45s)", deploy)
+	}
+	for _, e := range log.kinds("checkpoint_completed") {
+		if e.Time > 450*engine.Millisecond && e.Time < deploy[1].Time {
+			t.Fatalf("checkpoint %d completed at %v while the job was down", e.ID, e.Time)
+		}
+	}
+	if n := len(log.kinds("checkpoint_completed")); n < 10 {
+		t.Fatalf("only %d checkpoints completed: checkpointing must resume after recovery", n)
+	}
+}
