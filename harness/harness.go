@@ -72,16 +72,17 @@ type runner struct {
 	drainMax engine.Time
 
 	// observation
-	effects  [][]uint8
-	expected int64
-	final    map[uint64]int64
-	delivery *check.Delivery
-	series   *metrics.Series
-	latency  metrics.Histogram
-	visible  map[uint64]int64
-	events   []engine.Event
-	counters map[string]int64
-	drained  bool
+	effects   [][]uint8
+	expected  int64
+	final     map[uint64]int64
+	delivery  *check.Delivery
+	series    *metrics.Series
+	latency   metrics.Histogram
+	visible   map[uint64]int64
+	events    []engine.Event
+	counters  map[string]int64
+	drained   bool
+	drainedAt engine.Time
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -204,9 +205,16 @@ func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 
 func (r *runner) Sample(at engine.Time) {
 	r.series.Lag(at, r.lag(at))
+	if r.drained {
+		if at >= r.drainedAt+metrics.DefaultRecoveryOptions().Hold {
+			r.sim.Stop()
+		}
+		return
+	}
 	if at >= r.cfg.Duration && r.delivery.Complete(r.expected) {
-		r.drained = true
-		r.sim.Stop()
+		// Keep running for one hold window, so a recovery that ends with
+		// the drain is still seen to hold.
+		r.drained, r.drainedAt = true, at
 	}
 }
 
@@ -239,6 +247,8 @@ func (r *runner) finish() *Outcome {
 	res.Replay = r.cfg.ReplayCommand()
 	res.SimTimeS = r.sim.Now().Seconds()
 	res.SimEvents = r.sim.Events()
+	res.PeakChannelBytes = int64(r.sim.PeakQueuedBytes())
+	res.ChannelCapBytes = int64(r.sim.Capacity())
 	res.Drained = r.drained
 	res.AppendedRecords = r.log.Total() * int64(r.cfg.Parallelism)
 

@@ -80,3 +80,36 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("a different seed gave the same results")
 	}
 }
+
+// A slow consumer stalls its producers: source lag rises during the slow
+// window while no channel holds more than its credit (plus one batch).
+func TestSlowConsumerRaisesLagNotQueues(t *testing.T) {
+	cfg := short("none", "slow@1s-3s:op=count/0,factor=8")
+	out, err := Execute(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	lagAt := func(at engine.Time) int64 {
+		for _, row := range out.Rows {
+			if row.Start == at {
+				return row.Lag
+			}
+		}
+		t.Fatalf("no row at %v", at)
+		return 0
+	}
+	before, during := lagAt(900*engine.Millisecond), lagAt(2900*engine.Millisecond)
+	if during < 10*before || during < int64(r.Config.RateRPS/2) {
+		t.Fatalf("source lag %d before the slow window, %d at its end: backpressure must reach the sources", before, during)
+	}
+	if limit := r.ChannelCapBytes + r.ChannelCapBytes/8; r.PeakChannelBytes > limit {
+		t.Fatalf("a channel held %d bytes, credit is %d", r.PeakChannelBytes, r.ChannelCapBytes)
+	}
+	if r.Lost != 0 || r.Duplicates != 0 {
+		t.Fatalf("a slow operator must not lose or duplicate: lost=%d dup=%d", r.Lost, r.Duplicates)
+	}
+	if r.RecoveryTimeS == nil {
+		t.Fatalf("the backlog must drain within the run")
+	}
+}

@@ -27,6 +27,8 @@ type Result struct {
 	CommittedEffects  int64            `json:"committed_effects"`
 	AppendedRecords   int64            `json:"appended_records"`
 	Drained           bool             `json:"drained"`
+	PeakChannelBytes  int64            `json:"peak_channel_bytes"`
+	ChannelCapBytes   int64            `json:"channel_capacity_bytes"`
 	SimTimeS          float64          `json:"sim_time_s"`
 	SimEvents         uint64           `json:"sim_events"`
 	Counters          map[string]int64 `json:"counters"`

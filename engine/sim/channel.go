@@ -29,6 +29,7 @@ type channel struct {
 	inq      ring
 
 	used     int // data bytes held by the channel
+	peak     int // high-water mark of used
 	capacity int
 	full     bool
 	paused   bool
@@ -80,6 +81,7 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	ch.outBytes += wire
 	if !m.Ctrl {
 		ch.used += wire
+		ch.peak = max(ch.peak, ch.used)
 		if !ch.full && ch.used >= ch.capacity {
 			ch.full = true
 			p.full++
@@ -253,6 +255,15 @@ func (s *Sim) Queued(from, to engine.ProcID) (msgs, bytes int) {
 		n += len(b.items)
 	}
 	return n, ch.used
+}
+
+// PeakQueuedBytes is the most data any one channel has held at once.
+func (s *Sim) PeakQueuedBytes() int {
+	peak := 0
+	for _, ch := range s.chans {
+		peak = max(peak, ch.peak)
+	}
+	return peak
 }
 
 // Capacity is the credit of every channel in bytes.

@@ -1,0 +1,131 @@
+package workloads
+
+import (
+	"testing"
+
+	"ftbench/engine"
+)
+
+func mustNew(t *testing.T, name string, opts map[string]string) Workload {
+	t.Helper()
+	w, err := New(name, 7, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Records are pure functions of (seed, partition, offset).
+func TestRecordsArePure(t *testing.T) {
+	for _, name := range []string{"wordcount", "grep"} {
+		a, b := mustNew(t, name, nil), mustNew(t, name, nil)
+		other, _ := New(name, 8, nil)
+		differs := false
+		for off := int64(0); off < 200; off++ {
+			if a.Record(1, off) != b.Record(1, off) {
+				t.Fatalf("%s: record (1,%d) differs between instances", name, off)
+			}
+			oa, ob := NewOracle(a), NewOracle(other)
+			if oa.Feed(1, off) != ob.Feed(1, off) {
+				differs = true
+			}
+		}
+		if name == "grep" && !differs {
+			t.Errorf("%s: another seed gave the same matches", name)
+		}
+	}
+}
+
+func TestWordcountOracle(t *testing.T) {
+	w := mustNew(t, "wordcount", map[string]string{"vocabulary": "50"})
+	effects, total, final := Expected(w, []int64{100, 100})
+	var sumEffects, sumCounts int64
+	for _, part := range effects {
+		for _, e := range part {
+			if e < 1 || e > maxWords {
+				t.Fatalf("a line has %d words, want 1..%d", e, maxWords)
+			}
+			sumEffects += int64(e)
+		}
+	}
+	for word, c := range final {
+		if word >= 50 {
+			t.Fatalf("word %d outside the vocabulary", word)
+		}
+		sumCounts += c
+	}
+	if sumEffects != total || sumCounts != total {
+		t.Fatalf("effects %d, total %d, sum of final counts %d: every word occurrence is one effect and one count", sumEffects, total, sumCounts)
+	}
+	// Zipf: the most frequent word is rank 0 and clearly more frequent than rank 10.
+	if final[0] <= final[10] {
+		t.Fatalf("rank 0 count %d not above rank 10 count %d", final[0], final[10])
+	}
+}
+
+func TestGrepRecordSizesAndSelectivity(t *testing.T) {
+	for _, size := range []string{"100", "1000"} {
+		w := mustNew(t, "grep", map[string]string{"record-size": size})
+		if got := w.Record(0, 3).Size; got != int32(map[string]int{"100": 100, "1000": 1000}[size]) {
+			t.Fatalf("record size %d, want %s", got, size)
+		}
+		_, total, final := Expected(w, []int64{10000})
+		if total < 800 || total > 1200 {
+			t.Fatalf("%d of 10000 records match, want about one in 10", total)
+		}
+		if int64(len(final)) != total {
+			t.Fatalf("each match is its own key: %d keys for %d matches", len(final), total)
+		}
+	}
+}
+
+func TestLogTiming(t *testing.T) {
+	l := &Log{Parts: 4, Rate: 4000, End: 2 * engine.Second} // 1000/s per partition
+	if got := l.Appended(engine.Second); got != 1000 {
+		t.Fatalf("appended by 1s: %d, want 1000", got)
+	}
+	if got := l.Total(); got != 2000 {
+		t.Fatalf("total %d, want 2000", got)
+	}
+	if got := l.Appended(5 * engine.Second); got != 2000 {
+		t.Fatalf("appending must stop at End, got %d", got)
+	}
+	for _, off := range []int64{0, 1, 999, 1500} {
+		born := l.BornAt(off)
+		if l.Appended(born) <= off || l.Appended(born-1) > off {
+			t.Fatalf("record %d born at %v is not the moment it became appended", off, born)
+		}
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	cases := []struct {
+		name string
+		opts map[string]string
+	}{
+		{"grep", map[string]string{"record-size": "0"}},
+		{"grep", map[string]string{"match-every": "x"}},
+		{"wordcount", map[string]string{"vocabulary": "100000"}},
+		{"wordcount", map[string]string{"zipf-s": "-1"}},
+		{"nope", nil},
+	}
+	for _, c := range cases {
+		if _, err := New(c.name, 1, c.opts); err == nil {
+			t.Errorf("%s %v: want an error", c.name, c.opts)
+		}
+	}
+}
+
+func TestDefaultRateIsHalfTheBusiestCapacity(t *testing.T) {
+	w := mustNew(t, "wordcount", nil)
+	c := engine.DefaultCost()
+	rate := DefaultRate(w, &c, 4)
+	var busiest engine.Time
+	for _, v := range w.CostPerRecord(&c) {
+		busiest = max(busiest, v)
+	}
+	load := rate * float64(busiest) / 1e9 / 4
+	if load < 0.49 || load > 0.51 {
+		t.Fatalf("default rate %.0f loads the busiest operator to %.2f, want 0.5", rate, load)
+	}
+}
