@@ -275,9 +275,14 @@ func (r *runner) finish() *Outcome {
 		firstFault = min(firstFault, s.At)
 	}
 	steadyEnd = min(steadyEnd, firstFault)
+	steadyStart := r.warmUp
+	if steadyStart >= steadyEnd {
+		// A fault inside the warm-up: measure what there is before it.
+		steadyStart = steadyEnd / 2
+	}
 	// The series counts effects; throughput is stated in input records/s,
 	// the unit of --rate, by the log's exact effects-per-record ratio.
-	effectsPerSec := metrics.SteadyThroughput(rows, r.warmUp, steadyEnd)
+	effectsPerSec := metrics.SteadyThroughput(rows, steadyStart, steadyEnd)
 	res.ThroughputEffects = round3(effectsPerSec)
 	if r.expected > 0 {
 		res.ThroughputRPS = round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))

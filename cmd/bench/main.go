@@ -79,6 +79,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter:      stderr,
 		OnUsageError:   onUsage,
 		ExitErrHandler: func(*cli.Context, error) {},
+		// Fault specs contain commas (crash@8s:op=count/0,restart=1s): one
+		// --fault is one spec, so slice flags are never split on commas.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(),
 			listCommand(),
