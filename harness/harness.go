@@ -53,6 +53,13 @@ func Execute(cfg Config) (out *Outcome, err error) {
 	return out, nil
 }
 
+// drainExtender is implemented by systems that notice lost work only after
+// a timeout (stormack's ack timeout): the default drain is extended by it,
+// so that work still waiting for its replay is not reported as lost.
+type drainExtender interface {
+	DrainExtra(opts systems.Options) engine.Time
+}
+
 // runner holds one run's moving parts.
 type runner struct {
 	cfg      Config
@@ -151,6 +158,9 @@ func prepare(cfg Config) (*runner, error) {
 	r.drainMax = cfg.Drain
 	if r.drainMax == 0 {
 		r.drainMax = DefaultDrain
+		if d, ok := r.sys.(drainExtender); ok {
+			r.drainMax += d.DrainExtra(r.opts)
+		}
 	}
 	r.warmUp = min(2*engine.Second, cfg.Duration/4)
 	r.sim, err = sim.New(r.dep, sim.Config{

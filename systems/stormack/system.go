@@ -1,0 +1,159 @@
+package stormack
+
+import (
+	"fmt"
+	"sort"
+
+	"ftbench/engine"
+	"ftbench/systems"
+	"ftbench/systems/internal/stream"
+)
+
+func init() { systems.Register(system{name: "stormack"}) }
+
+// system is the registered protocol. failEvery is a test hook (a second
+// registration in the tests) that makes every failEvery-th sink write fail,
+// to drive the explicit-fail path end to end; the CLI never sets it.
+type system struct {
+	name      string
+	failEvery int
+}
+
+// Defaults of the system's flags.
+const (
+	defaultTimeout    = "30s"  // Storm's topology.message.timeout.secs
+	defaultMaxPending = "5000" // topology.max.spout.pending, per spout task
+	defaultAckers     = "workers"
+	defaultCommit     = "1s"
+)
+
+func (s system) Name() string { return s.name }
+func (system) Describe() string {
+	return "Storm: XOR acking with anchoring, acker tasks and timeout replay; state lives in the sink (at-least-once)"
+}
+func (system) Variants() []string { return []string{"default"} }
+func (system) Flags() []systems.Flag {
+	return []systems.Flag{
+		{Name: "ack-timeout", Default: defaultTimeout, Usage: "stormack: a spout tuple whose tree is not complete after this long is failed and replayed (Storm's topology.message.timeout.secs)"},
+		{Name: "max-spout-pending", Default: defaultMaxPending, Usage: "stormack: most spout tuples a spout task has pending (Storm's topology.max.spout.pending)"},
+		{Name: "ackers", Default: defaultAckers, Usage: "stormack: acker tasks, or 'workers' for one per worker (Storm's default)"},
+		{Name: "offset-commit-interval", Default: defaultCommit, Usage: "stormack: how often a spout persists its lowest un-acked offset"},
+	}
+}
+func (system) Claim(string, systems.Options) string { return systems.AtLeastOnce }
+
+func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
+	t := &topo{job: job, failEvery: s.failEvery}
+	var err error
+	if t.timeout, err = job.Opts.Duration("ack-timeout"); err != nil {
+		return nil, err
+	}
+	if t.maxPending, err = job.Opts.Int("max-spout-pending", 1, 1<<24); err != nil {
+		return nil, err
+	}
+	if t.commitEvery, err = job.Opts.Duration("offset-commit-interval"); err != nil {
+		return nil, err
+	}
+	nAckers := job.Workers
+	if v := job.Opts["ackers"]; v != defaultAckers {
+		if nAckers, err = job.Opts.Int("ackers", 1, 1024); err != nil {
+			return nil, fmt.Errorf("%w, or %q", err, defaultAckers)
+		}
+	}
+	plan := job.Workload.Plan()
+	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
+		return nil, fmt.Errorf("stormack: workload %s has no sink stage", job.Workload.Name())
+	}
+	t.plan, t.sink, t.fused = compilePlan(plan)
+	last := len(t.plan.Stages) - 1
+	dep := &engine.Deployment{Coordinator: -1}
+	// The external store the sink writes to: one partition per sink
+	// instance, created here and not in the task, because it is not the
+	// task's memory and survives the task's crash.
+	ext := make([]map[uint64]int64, job.Parallelism)
+	for i := range ext {
+		ext[i] = map[uint64]int64{}
+	}
+	t.g = stream.Build(dep, t.plan, job.Parallelism, job.Workers,
+		func(_ *stream.Graph, i int) engine.Process { return newSpout(t, i) },
+		func(_ *stream.Graph, st, i int) engine.Process {
+			if st == last {
+				return newSink(t, ext[i])
+			}
+			return newBolt(t, st, i)
+		})
+	// Ackers are tasks like any other, spread over the workers, so a worker
+	// crash takes its acker (and every checksum it held) down too.
+	for i := 0; i < nAckers; i++ {
+		t.ackers = append(t.ackers, dep.Add(engine.ProcSpec{
+			Name: fmt.Sprintf("acker/%d", i), Op: "acker", Index: i, Worker: i % job.Workers,
+			New: func() engine.Process { return newAcker(t.timeout) },
+		}))
+	}
+	return dep, nil
+}
+
+// DrainExtra tells the harness to drain for ack-timeout longer than its
+// default: a tree lost in a crash near the end of the input is only noticed
+// (and replayed) when its timeout expires, and until then its records are
+// late, not lost.
+func (system) DrainExtra(opts systems.Options) engine.Time {
+	d, err := opts.Duration("ack-timeout")
+	if err != nil {
+		return 0 // Compile reports the bad flag
+	}
+	return d
+}
+
+// Summarize derives system_metrics from the counters and the peak events.
+func (system) Summarize(r systems.RunInfo) map[string]any {
+	c := r.Counters
+	m := map[string]any{}
+	for _, k := range []string{cTreesCompleted, cFailedTimeout, cFailedExplicit, cReplayed, cSpurious,
+		cAckMessages, cAckBytes, cAckerUpdates, cAckerExpired, cUnknownReplies, cTuplesEmitted, cSpoutRestarts} {
+		m[k] = c[k]
+	}
+	if n := c[cTreesCompleted] + c[cFailedTimeout] + c[cFailedExplicit]; n > 0 {
+		m["ack_messages_per_tree"] = round3(float64(c[cAckMessages]) / float64(n))
+	}
+	if n := c[cTreesCompleted]; n > 0 {
+		// Storm's "complete latency": spout emit to tree completion.
+		m["complete_latency_mean_ms"] = round3(float64(c[cCompleteLatency]) / float64(n) / 1e6)
+	}
+	m["complete_latency_max_ms"] = round3(float64(peaks(r.Events, evSlowestTree).max) / 1e6)
+	ackerPeak := peaks(r.Events, evAckerPeak)
+	spoutPeak := peaks(r.Events, evSpoutPeak)
+	m["acker_state_bytes_per_tree"] = int64(entryBytes)
+	m["acker_pending_trees_peak"] = ackerPeak.max
+	m["acker_state_bytes_peak"] = ackerPeak.max * entryBytes
+	m["acker_pending_trees_peak_sum"] = ackerPeak.sum
+	m["spout_pending_peak"] = spoutPeak.max
+	return m
+}
+
+type peak struct{ max, sum int64 }
+
+// peaks takes each process's highest recorded value of kind, then the
+// highest and the sum over processes (incarnations of one task share its
+// name, so a restarted task does not count twice).
+func peaks(events []engine.Event, kind string) peak {
+	per := map[string]int64{}
+	for _, e := range events {
+		if e.Kind == kind {
+			per[e.Proc] = max(per[e.Proc], e.Value)
+		}
+	}
+	names := make([]string, 0, len(per))
+	for n := range per {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var p peak
+	for _, n := range names {
+		p.max = max(p.max, per[n])
+		p.sum += per[n]
+	}
+	return p
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
