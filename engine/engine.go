@@ -56,6 +56,11 @@ type Msg struct {
 	// them when they reach the head of a channel, as Flink's mailbox still
 	// runs checkpoint actions while output is unavailable.
 	Ctrl bool
+	// Lazy lets a control message wait in the network buffer like data
+	// (flushed when full or after the buffer timeout) instead of flushing
+	// it at once. Storm's acks travel batched with tuples; Flink's barriers
+	// and Chandy-Lamport markers flush immediately.
+	Lazy bool
 	Key  uint64
 	Val  int64
 	ID   EffectID

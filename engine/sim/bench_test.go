@@ -9,9 +9,9 @@ import (
 // ticker re-arms a timer forever and does nothing else: the bare event loop.
 type ticker struct{ period engine.Time }
 
-func (t *ticker) Init(ctx engine.Ctx)                           { ctx.After(t.period, 0) }
+func (t *ticker) Init(ctx engine.Ctx)                          { ctx.After(t.period, 0) }
 func (t *ticker) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
-func (t *ticker) Timer(ctx engine.Ctx, id int64)                { ctx.After(t.period, id) }
+func (t *ticker) Timer(ctx engine.Ctx, id int64)               { ctx.After(t.period, id) }
 
 // BenchmarkEventLoop measures simulated events per wall second with 64
 // processes keeping the heap populated.

@@ -88,7 +88,7 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 		}
 	}
 	switch {
-	case m.Ctrl || ch.outBytes >= s.cost.BufferBytes:
+	case (m.Ctrl && !m.Lazy) || ch.outBytes >= s.cost.BufferBytes:
 		s.flush(ch, p.clock)
 	case !ch.flushArmed:
 		ch.flushArmed = true

@@ -125,7 +125,9 @@ func (c *collector) settle(t *input, what string) {
 // stream is control traffic: Storm's system streams bypass backpressure, so
 // max-spout-pending, not channel credit, is what bounds it.
 func sendAckStream(ctx engine.Ctx, to engine.ProcID, m engine.Msg) {
-	m.Ctrl = true
+	// Batched in network buffers like tuples (Storm's transfer queues
+	// batch the ack stream too), not flushed one message at a time.
+	m.Ctrl, m.Lazy = true, true
 	ctx.Send(to, m)
 	ctx.Count(cAckMessages, 1)
 	ctx.Count(cAckBytes, int64(ctx.Cost().WireBytes(m.Size)))
