@@ -85,6 +85,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			listCommand(),
+			compareCommand(),
+			sweepCommand(),
+			mergeCommand(),
+			reportCommand(),
+			regressCommand(),
 		},
 	}
 	for _, c := range app.Commands {

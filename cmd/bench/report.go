@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"ftbench/harness"
+	"ftbench/reports"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "render stored results as PNG plots and summary.md (reads results only, never re-runs)",
+		UsageText: "bench report DIR [--out DIR/report]\n\n" +
+			"DIR is a run folder, a compare or sweep folder, or a results root. Writes throughput and latency over time\n" +
+			"(fault windows shaded), delivery bars, recovery-time curves (sweeps), overhead plots, and the CSV data behind each.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "output folder (default DIR/report)"},
+			&cli.IntFlag{Name: "max-groups", Value: 12, Usage: "most scenario groups (point x seed) to draw time series for"},
+		},
+		Action: func(c *cli.Context) error {
+			rest, err := trailingFlags(c)
+			if err != nil {
+				return err
+			}
+			if len(rest) != 1 {
+				return usageErr("bench report takes one results folder, got %d arguments", len(rest))
+			}
+			dir := rest[0]
+			rep, err := reports.Generate(dir, reports.Options{Out: c.String("out"), MaxGroups: c.Int("max-groups")})
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) || errors.Is(err, reports.ErrNoResults) || isNotDir(err) {
+					return usageErr("%v", err)
+				}
+				return &exitError{code: harness.ExitInternal, msg: err.Error()}
+			}
+			for _, p := range rep.Problems {
+				fmt.Fprintf(c.App.ErrWriter, "bench: note: skipped unreadable results %s\n", p)
+			}
+			pngs := 0
+			for _, f := range rep.Files {
+				if filepath.Ext(f) == ".png" {
+					pngs++
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "report of %d runs: %d plots (PNG + CSV data) and %s\n", rep.Runs, pngs, filepath.Join(rep.Out, "summary.md"))
+			return nil
+		},
+	}
+}
+
+func isNotDir(err error) bool { return strings.HasSuffix(err.Error(), "is not a folder") }
+
+// trailingFlags applies flags written after the positional arguments
+// (bench report DIR --out X), which the CLI library stops parsing at, and
+// returns the positional arguments.
+func trailingFlags(c *cli.Context) ([]string, error) {
+	var rest []string
+	args := c.Args().Slice()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var flag cli.Flag
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				if n == name {
+					flag = f
+				}
+			}
+		}
+		if flag == nil {
+			return nil, usageErr("flag provided but not defined: -%s", name)
+		}
+		if bf, ok := flag.(*cli.BoolFlag); ok && !hasVal {
+			_ = bf
+			val, hasVal = "true", true
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return nil, usageErr("flag needs an argument: -%s", name)
+			}
+			i++
+			val = args[i]
+		}
+		if err := c.Set(name, val); err != nil {
+			return nil, usageErr("invalid value %q for flag -%s: %v", val, name, err)
+		}
+	}
+	return rest, nil
+}

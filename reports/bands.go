@@ -1,0 +1,213 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"ftbench/engine"
+	"ftbench/faults"
+	"ftbench/sweep"
+)
+
+// band is a fault window shaded on time plots (Jepsen's nemesis bands).
+//
+// A window fault (slow, throttle, reorder) is shaded from its start to its
+// end. A crash is an instant; its band spans the time the worker is down:
+// from the crash until the worker is back up (crash + restart delay, from
+// the worker_crash event or the fault spec or the cost model). When a
+// system has a failure detector (run.json detection_delay_s), the moment
+// the coordinator is notified (crash + detect-delay) is drawn as a dashed
+// line labelled "detected".
+type band struct {
+	Kind     string
+	Label    string
+	Start    float64 // s
+	End      float64 // s
+	Detected float64 // s; 0 = no failure detector involved
+}
+
+var bandColors = map[string]color.NRGBA{
+	"crash":    {R: 220, G: 40, B: 40, A: 50},
+	"slow":     {R: 240, G: 150, B: 0, A: 55},
+	"throttle": {R: 200, G: 180, B: 0, A: 60},
+	"reorder":  {R: 130, G: 60, B: 200, A: 45},
+}
+
+func bandColor(kind string) color.NRGBA {
+	if c, ok := bandColors[kind]; ok {
+		return c
+	}
+	return color.NRGBA{R: 100, G: 100, B: 100, A: 50}
+}
+
+// faultBands derives the fault windows of a group of runs sharing one fault
+// schedule, from the first run's events (fault_start, fault_end,
+// worker_crash) or, without events, from its run.json faults.
+func faultBands(runs []*sweep.StoredRun) []band {
+	if len(runs) == 0 {
+		return nil
+	}
+	detect := 0.0
+	for _, r := range runs {
+		if r.Result.DetectionDelayS != nil {
+			detect = *r.Result.DetectionDelayS
+		}
+	}
+	r := runs[0]
+	var bands []band
+	for i, e := range r.Events {
+		if e.Kind != "fault_start" {
+			continue
+		}
+		kind, _, _ := strings.Cut(e.Note, "@")
+		b := band{Kind: kind, Start: secs(e.Time), End: -1}
+		if kind == "crash" {
+			for _, c := range r.Events[i:] {
+				if c.Kind == "worker_crash" && c.Time == e.Time {
+					b.End = secs(e.Time + engine.Time(c.Value))
+					break
+				}
+			}
+		} else {
+			for _, c := range r.Events[i:] {
+				if c.Kind == "fault_end" && c.Note == e.Note {
+					b.End = secs(c.Time)
+					break
+				}
+			}
+		}
+		if b.End < 0 {
+			b.End = specEnd(r, e.Note, b.Start)
+		}
+		b.Label = bandLabel(e.Note, b)
+		bands = append(bands, b)
+	}
+	if len(bands) == 0 {
+		for _, f := range r.Result.Faults {
+			sp, err := faults.Parse(f, faults.Defaults{Duration: engine.Time(r.Result.Config.DurationS * 1e9)})
+			if err != nil {
+				continue
+			}
+			b := band{Kind: string(sp.Kind), Start: secs(sp.At), End: specEnd(r, f, secs(sp.At))}
+			b.Label = bandLabel(f, b)
+			bands = append(bands, b)
+		}
+	}
+	for i := range bands {
+		if bands[i].Kind == "crash" && detect > 0 {
+			bands[i].Detected = bands[i].Start + detect
+		}
+	}
+	sort.SliceStable(bands, func(i, j int) bool { return bands[i].Start < bands[j].Start })
+	return bands
+}
+
+// specEnd is a fault's end from its spec: the window's end, or for a crash
+// the restart (the spec's restart= or the cost model's restart-delay).
+func specEnd(r *sweep.StoredRun, spec string, start float64) float64 {
+	sp, err := faults.Parse(spec, faults.Defaults{Duration: engine.Time(r.Result.Config.DurationS * 1e9)})
+	if err != nil {
+		return start
+	}
+	if sp.Kind != faults.Crash {
+		return secs(sp.End)
+	}
+	if sp.Restart >= 0 {
+		return start + secs(sp.Restart)
+	}
+	if d, err := time.ParseDuration(r.Result.Config.Cost["restart-delay"]); err == nil {
+		return start + d.Seconds()
+	}
+	return start
+}
+
+func bandLabel(spec string, b band) string {
+	_, target, _ := strings.Cut(spec, ":")
+	if b.Kind == "crash" {
+		return fmt.Sprintf("crash %s (down %.3gs)", target, b.End-b.Start)
+	}
+	return fmt.Sprintf("%s %s", b.Kind, target)
+}
+
+func secs(t engine.Time) float64 { return float64(t) / 1e9 }
+
+// bandPlotter shades bands over the full height of a plot and labels them
+// at the top; the top of the y range is kept free of data (see headroom) so
+// labels do not hide lines.
+type bandPlotter struct {
+	bands  []band
+	labels bool
+}
+
+func (bp bandPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	sty := text.Style{Color: color.RGBA{R: 60, G: 60, B: 60, A: 255}, Font: font.From(plot.DefaultFont, vg.Points(9)), Handler: plot.DefaultTextHandler}
+	for i, b := range bp.bands {
+		x0, x1 := trX(b.Start), trX(b.End)
+		if x1-x0 < vg.Points(2) {
+			x1 = x0 + vg.Points(2) // an instant still shows
+		}
+		x0, x1 = max(x0, c.Min.X), min(x1, c.Max.X)
+		if x1 <= x0 {
+			continue
+		}
+		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}}
+		c.FillPolygon(bandColor(b.Kind), pts)
+		if b.Detected > 0 {
+			xd := trX(b.Detected)
+			if xd > c.Min.X && xd < c.Max.X {
+				c.StrokeLine2(draw.LineStyle{Color: color.RGBA{R: 160, G: 0, B: 0, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}},
+					xd, c.Min.Y, xd, c.Max.Y)
+				if bp.labels {
+					c.FillText(sty, vg.Point{X: xd + vg.Points(2), Y: c.Max.Y - vg.Points(14)*vg.Length(i+2)}, "detected")
+				}
+			}
+		}
+		if bp.labels {
+			c.FillText(sty, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(14)*vg.Length(i+1)}, b.Label)
+		}
+	}
+}
+
+// headroom is the fraction of the y range kept above the data for band
+// labels.
+const headroom = 1.3
+
+// addBandLegend adds one legend entry per fault kind shown.
+func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
+	seen := map[string]bool{}
+	for _, b := range bands {
+		if seen[b.Kind] {
+			continue
+		}
+		seen[b.Kind] = true
+		name := b.Kind + " window"
+		if b.Kind == "crash" {
+			name = "crash: worker down"
+		}
+		legend = append(legend, legendEntry{name, boxThumb{bandColor(b.Kind)}})
+	}
+	return legend
+}
+
+// bandTable is the data behind the bands (faults.csv).
+func bandTable(bands []band) *table {
+	t := &table{header: []string{"kind", "label", "start_s", "end_s", "detected_s"}}
+	for _, b := range bands {
+		det := any("")
+		if b.Detected > 0 {
+			det = b.Detected
+		}
+		t.add(b.Kind, b.Label, b.Start, b.End, det)
+	}
+	return t
+}

@@ -1,0 +1,93 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+var deliveryBars = []struct {
+	name  string
+	color color.RGBA
+}{
+	{"duplicates", color.RGBA{R: 230, G: 120, B: 0, A: 255}},
+	{"lost", color.RGBA{R: 200, G: 30, B: 40, A: 255}},
+	{"wrong keys", color.RGBA{R: 110, G: 60, B: 170, A: 255}},
+}
+
+// deliveryPlot draws grouped bars of duplicates, lost effects and wrong
+// keys per run; each group's label names the claimed and the observed
+// guarantee.
+func deliveryPlot(g *group) ([]byte, *table, error) {
+	title := "Delivery semantics"
+	if f := g.Runs[0].Result.Faults; len(f) > 0 {
+		title += " under " + strings.Join(f, " ")
+	}
+	title += ": claimed vs observed guarantee per system"
+	p := newBarPlot(title, "count (effects; keys for wrong keys)")
+	data := &table{header: []string{"series", "claimed", "observed", "claim_held", "duplicates", "lost", "wrong_keys", "expected_effects"}}
+	n := len(g.Runs)
+	names := make([]string, n)
+	vals := make([]plotter.Values, len(deliveryBars))
+	ymax := 0.0
+	for i, r := range g.Runs {
+		res := r.Result
+		held := "held"
+		if !res.ClaimHeld {
+			held = "BROKEN"
+		}
+		names[i] = fmt.Sprintf("%s\nclaimed %s\nobserved %s\n(claim %s)", g.Labels[i], res.ClaimedGuarantee, res.Verdict, held)
+		v := []float64{float64(res.Duplicates), float64(res.Lost), float64(res.WrongKeys)}
+		for k := range deliveryBars {
+			vals[k] = append(vals[k], v[k])
+			ymax = math.Max(ymax, v[k])
+		}
+		data.add(g.Labels[i], res.ClaimedGuarantee, res.Verdict, res.ClaimHeld, res.Duplicates, res.Lost, res.WrongKeys, res.ExpectedEffects)
+	}
+	// Bar width from the space each system gets in a 1200 px image.
+	slot := (imageWidth * 0.75) / vg.Length(max(n, 1))
+	width := min(vg.Points(48), slot*0.8/vg.Length(len(deliveryBars)))
+	var legend []legendEntry
+	for k, b := range deliveryBars {
+		bars, err := plotter.NewBarChart(vals[k], width)
+		if err != nil {
+			return nil, nil, err
+		}
+		bars.Color = b.color
+		bars.LineStyle.Width = 0
+		bars.Offset = width * vg.Length(k-1)
+		p.Add(bars)
+		// The exact count above each bar, so zero bars still read "0".
+		xys := make(plotter.XYs, n)
+		labels := make([]string, n)
+		for i := range xys {
+			xys[i] = plotter.XY{X: float64(i), Y: vals[k][i]}
+			labels[i] = strconv.FormatFloat(vals[k][i], 'f', -1, 64) // exact, not rounded
+		}
+		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range lab.TextStyle {
+			lab.TextStyle[i].XAlign = draw.XCenter
+			lab.TextStyle[i].Font.Size = vg.Points(9)
+		}
+		lab.Offset = vg.Point{X: bars.Offset, Y: vg.Points(3)}
+		p.Add(lab)
+		legend = append(legend, legendEntry{b.name, bars})
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Font.Size = vg.Points(9)
+	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
+	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*1.15
+	p.Y.Tick.Marker = countTicks{}
+	png, err := render([]*plot.Plot{p}, legend)
+	return png, data, err
+}

@@ -1,0 +1,473 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"ftbench/sweep"
+)
+
+// The overhead plots read system_metrics (and counters) whose names the
+// system packages choose. The lookup is tolerant: an exact name from the
+// preferred list wins; otherwise any key whose words (split at
+// non-letters and camelCase) satisfy the rule, preferring mean/avg over
+// plain over max over total. Nested objects are flattened with dots.
+type lookup struct {
+	what      string
+	preferred []string
+	rule      func(w words) bool
+	counters  bool // also search run.json counters
+	sized     bool // a size or time: keys naming a count (n, count, num) are not it
+	// derive computes the quantity from other keys when no key matches.
+	derive func(keys map[string]float64) (float64, string, bool)
+}
+
+type words map[string]bool
+
+func (w words) has(any ...string) bool {
+	for _, a := range any {
+		if w[a] {
+			return true
+		}
+	}
+	return false
+}
+
+func splitWords(key string) words {
+	w := words{}
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			w[strings.ToLower(string(cur))] = true
+			cur = cur[:0]
+		}
+	}
+	prev := rune(0)
+	for _, r := range key {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return w
+}
+
+var (
+	lookupState = lookup{
+		what: "checkpoint state size",
+		preferred: []string{"checkpoint_state_bytes", "state_bytes", "checkpoint_state_size_bytes", "snapshot_state_bytes",
+			"mean_checkpoint_state_bytes", "avg_checkpoint_state_bytes", "checkpoint_size_bytes"},
+		rule: func(w words) bool {
+			return w.has("state") && w.has("bytes", "size") && !w.has("channel", "inflight", "overtaken", "buffered", "acker", "per")
+		},
+		sized: true,
+		// lineage reports totals: checkpoint_bytes over checkpoints.
+		derive: func(keys map[string]float64) (float64, string, bool) {
+			b, okb := keys["checkpoint_bytes"]
+			n, okn := keys["checkpoints"]
+			if okb && okn && n > 0 {
+				return b / n, "checkpoint_bytes/checkpoints", true
+			}
+			return 0, "", false
+		},
+	}
+	lookupChannel = lookup{
+		what: "checkpoint channel state size",
+		preferred: []string{"channel_state_bytes", "checkpoint_channel_state_bytes", "checkpoint_channel_bytes", "channel_bytes",
+			"inflight_bytes", "in_flight_bytes", "overtaken_bytes", "mean_channel_state_bytes", "avg_channel_state_bytes"},
+		rule: func(w words) bool {
+			return w.has("channel", "inflight", "overtaken") && w.has("bytes", "size") && !w.has("buffered")
+		},
+		sized: true,
+	}
+	lookupAlignment = lookup{
+		what: "alignment time",
+		preferred: []string{"alignment_time_ms", "alignment_ms", "align_time_ms", "mean_alignment_ms", "avg_alignment_ms",
+			"alignment_time_s", "alignment_s", "alignment_ns", "alignment_time_ns"},
+		rule: func(w words) bool {
+			return w.has("alignment", "align", "aligning") && !w.has("bytes", "buffered", "count", "records")
+		},
+		sized: true,
+	}
+	lookupBackpressure = lookup{
+		what: "backpressure",
+		preferred: []string{"backpressure_ms", "backpressured_ms", "backpressure_time_ms", "backpressure_s", "backpressure_ratio",
+			"backpressured_ratio"},
+		rule: func(w words) bool {
+			return w.has("backpressure", "backpressured") || (w.has("back") && w.has("pressure", "pressured"))
+		},
+	}
+	lookupAcksPerRecord = lookup{
+		what:      "ack messages per record",
+		preferred: []string{"acks_per_record", "ack_messages_per_record", "ack_msgs_per_record", "acks_per_tuple"},
+		rule: func(w words) bool {
+			return w.has("ack", "acks", "acker") && w.has("per") && w.has("record", "records", "tuple", "tuples")
+		},
+		counters: true,
+	}
+	lookupAcks = lookup{
+		what:      "ack messages",
+		preferred: []string{"ack_messages", "acks", "ack_msgs", "acks_sent", "acker_messages", "ack_count"},
+		rule: func(w words) bool {
+			return w.has("ack", "acks", "acker") && !w.has("per", "timeout", "timeouts", "latency", "ms", "fail", "failed", "fails", "bytes", "pending")
+		},
+		counters: true,
+	}
+)
+
+// keyRank orders token-matched candidates: means first, totals last.
+func keyRank(k string) int {
+	w := splitWords(k)
+	switch {
+	case w.has("mean", "avg", "average"):
+		return 0
+	case w.has("max", "p99", "peak"):
+		return 2
+	case w.has("total", "sum"):
+		return 3
+	}
+	return 1
+}
+
+// numericKeys flattens a run's system_metrics (and counters) to numbers.
+func numericKeys(r *sweep.StoredRun, counters bool) map[string]float64 {
+	out := map[string]float64{}
+	var sm map[string]any
+	if b, err := json.Marshal(r.Result.SystemMetrics); err == nil {
+		_ = json.Unmarshal(b, &sm)
+	}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			switch v := v.(type) {
+			case float64:
+				out[prefix+k] = v
+			case map[string]any:
+				walk(prefix+k+".", v)
+			}
+		}
+	}
+	walk("", sm)
+	if counters {
+		for k, v := range r.Result.Counters {
+			if _, ok := out[k]; !ok {
+				out[k] = float64(v)
+			}
+		}
+	}
+	return out
+}
+
+// find returns the value and key found for l in run r.
+func (l lookup) find(r *sweep.StoredRun) (float64, string, bool) {
+	keys := numericKeys(r, l.counters)
+	norm := map[string]string{}
+	for k := range keys {
+		norm[strings.ToLower(k)] = k
+	}
+	for _, p := range l.preferred {
+		// A preferred name may hold a distribution object
+		// ({"n", "mean", "p50", "max", ...}): take its mean.
+		for _, suffix := range []string{"", ".mean", ".avg", ".p50", ".median"} {
+			if k, ok := norm[p+suffix]; ok {
+				return keys[k], k, true
+			}
+		}
+	}
+	var cands []string
+	for k := range keys {
+		// The count leaf of a distribution object is not the quantity.
+		if w := splitWords(k); l.rule(w) && !(l.sized && w.has("n", "count", "num")) {
+			cands = append(cands, k)
+		}
+	}
+	if len(cands) == 0 {
+		if l.derive != nil {
+			return l.derive(keys)
+		}
+		return 0, "", false
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if a, b := keyRank(cands[i]), keyRank(cands[j]); a != b {
+			return a < b
+		}
+		return cands[i] < cands[j]
+	})
+	return keys[cands[0]], cands[0], true
+}
+
+// toMillis converts a time metric to ms by its key's unit word (ms, s, ns,
+// us); a key without a unit is taken as ms and reported as assumed.
+func toMillis(key string, v float64) (float64, bool) {
+	w := splitWords(key)
+	switch {
+	case w.has("ms", "millis"):
+		return v, true
+	case w.has("ns", "nanos"):
+		return v / 1e6, true
+	case w.has("us", "micros"):
+		return v / 1e3, true
+	case w.has("s", "sec", "secs", "seconds"):
+		return v * 1e3, true
+	}
+	return v, false
+}
+
+// overheadResult is one overhead plot, or the note why it was skipped.
+type overheadResult struct {
+	file, title string
+	png         []byte
+	data        *table
+	note        string
+}
+
+// checkpointSizePlot: grouped bars of checkpoint state size and channel
+// state size per run of the group that reports either.
+func checkpointSizePlot(g *group) overheadResult {
+	res := overheadResult{file: g.Prefix + "checkpoint-size", title: "Checkpoint size: state vs channel state"}
+	data := &table{header: []string{"series", "state_key", "state_bytes", "channel_key", "channel_state_bytes"}}
+	var names []string
+	var state, channel plotter.Values
+	for i, r := range g.Runs {
+		sv, sk, sok := lookupState.find(r)
+		cv, ck, cok := lookupChannel.find(r)
+		if !sok && !cok {
+			continue
+		}
+		names = append(names, g.Labels[i])
+		state, channel = append(state, sv), append(channel, cv)
+		data.add(g.Labels[i], sk, nanIf(!sok, sv), ck, nanIf(!cok, cv))
+	}
+	if len(names) == 0 {
+		res.note = "no run reports a checkpoint size (looked for " + lookupState.describe() + "; and " + lookupChannel.preferred[0] + ")"
+		return res
+	}
+	p := newBarPlot(res.title+" per checkpoint", "bytes")
+	bars := []struct {
+		name string
+		v    plotter.Values
+		c    color.RGBA
+	}{{"operator state", state, color.RGBA{R: 30, G: 90, B: 200, A: 255}}, {"channel state (in-flight data)", channel, color.RGBA{R: 0, G: 160, B: 170, A: 255}}}
+	var legend []legendEntry
+	width := min(vg.Points(60), imageWidth*0.75/vg.Length(len(names))*0.8/2)
+	ymax := 0.0
+	for k, b := range bars {
+		bc, err := plotter.NewBarChart(b.v, width)
+		if err != nil {
+			res.note = err.Error()
+			return res
+		}
+		bc.Color, bc.LineStyle.Width, bc.Offset = b.c, 0, width*(vg.Length(k)-0.5)
+		p.Add(bc)
+		p.Add(valueLabels(b.v, bc.Offset))
+		legend = append(legend, legendEntry{b.name, bc})
+		for _, v := range b.v {
+			ymax = math.Max(ymax, v)
+		}
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1)*1.15
+	p.Y.Tick.Marker = countTicks{}
+	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
+	return res
+}
+
+// alignmentPlot: alignment time against backpressure, one series per
+// system/variant reporting alignment, one point per run. Backpressure is a
+// system_metrics key when a system reports one, else the run's mean source
+// lag while input is appended (records), the harness's own measure of
+// backlog.
+func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
+	res := overheadResult{file: "alignment-vs-backpressure", title: "Alignment time vs backpressure"}
+	data := &table{header: []string{"series", "run", "backpressure", "backpressure_key", "alignment_ms", "alignment_key"}}
+	type pt struct{ x, y float64 }
+	series := map[string][]pt{}
+	sysOf := map[string]string{}
+	var order []string
+	xlabel, assumed := "", false
+	for i, r := range runs {
+		av, ak, ok := lookupAlignment.find(r)
+		if !ok {
+			continue
+		}
+		ms, known := toMillis(ak, av)
+		assumed = assumed || !known
+		bx, bk, bok := lookupBackpressure.find(r)
+		if !bok {
+			bx, bk = meanLag(r), "mean source lag (records)"
+		}
+		if xlabel == "" {
+			xlabel = bk
+		} else if xlabel != bk {
+			xlabel = "backpressure (mixed measures, see CSV)"
+		}
+		name := r.Result.System + "/" + r.Result.Variant
+		if _, ok := series[name]; !ok {
+			order = append(order, name)
+			sysOf[name] = r.Result.System
+		}
+		series[name] = append(series[name], pt{bx, ms})
+		data.add(name, labels[i], bx, bk, ms, ak)
+	}
+	if len(order) == 0 {
+		res.note = "no run reports an alignment time (looked for " + lookupAlignment.describe() + ")"
+		return res
+	}
+	ylabel := "alignment time (ms)"
+	if assumed {
+		ylabel = "alignment time (ms; unit assumed, key has none)"
+	}
+	p := newPlot(res.title+" (one point per run)", xlabel, ylabel)
+	st := newStyler()
+	var legend []legendEntry
+	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), 0.0
+	for _, name := range order {
+		pts := series[name]
+		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		xys := make(plotter.XYs, len(pts))
+		for i, q := range pts {
+			xys[i] = plotter.XY{X: q.x, Y: q.y}
+			xlo, xhi, yhi = math.Min(xlo, q.x), math.Max(xhi, q.x), math.Max(yhi, q.y)
+		}
+		line, glyph := st.lineAndGlyph(sysOf[name])
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			res.note = err.Error()
+			return res
+		}
+		l.LineStyle, sc.GlyphStyle = line, glyph
+		p.Add(l, sc)
+		legend = append(legend, legendEntry{name, markThumb{line, glyph}})
+	}
+	pad := (xhi - xlo) * 0.1
+	if pad == 0 {
+		pad = math.Max(math.Abs(xhi)*0.1, 1)
+	}
+	p.X.Min, p.X.Max = math.Max(0, xlo-pad), xhi+pad
+	p.Y.Min, p.Y.Max = 0, math.Max(yhi, 1e-9)*1.15
+	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
+	return res
+}
+
+// acksPlot: ack messages per input record, per run of the group that
+// reports acks.
+func acksPlot(g *group) overheadResult {
+	res := overheadResult{file: g.Prefix + "acks-per-record", title: "Ack messages per input record"}
+	data := &table{header: []string{"series", "key", "value", "appended_records", "acks_per_record"}}
+	var names []string
+	var vals plotter.Values
+	for i, r := range g.Runs {
+		per, key, ok := lookupAcksPerRecord.find(r)
+		raw := per
+		if !ok {
+			var n float64
+			if n, key, ok = lookupAcks.find(r); !ok {
+				continue
+			}
+			raw = n
+			per = n / math.Max(1, float64(r.Result.AppendedRecords))
+		}
+		names = append(names, g.Labels[i])
+		vals = append(vals, per)
+		data.add(g.Labels[i], key, raw, r.Result.AppendedRecords, per)
+	}
+	if len(names) == 0 {
+		res.note = "no run reports ack messages (looked for " + lookupAcksPerRecord.preferred[0] + ", " + lookupAcks.describe() + ")"
+		return res
+	}
+	p := newBarPlot(res.title, "ack messages per input record")
+	width := min(vg.Points(60), imageWidth*0.75/vg.Length(len(names))*0.6)
+	bc, err := plotter.NewBarChart(vals, width)
+	if err != nil {
+		res.note = err.Error()
+		return res
+	}
+	bc.Color, bc.LineStyle.Width = systemColors["stormack"], 0
+	p.Add(bc, valueLabels(vals, 0))
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	ymax := 0.0
+	for _, v := range vals {
+		ymax = math.Max(ymax, v)
+	}
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1e-9)*1.15
+	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, nil), data
+	return res
+}
+
+func renderOrNote(res *overheadResult, panels []*plot.Plot, legend []legendEntry) []byte {
+	png, err := render(panels, legend)
+	if err != nil {
+		res.note = "rendering failed: " + err.Error()
+		return nil
+	}
+	return png
+}
+
+func valueLabels(vals plotter.Values, offset vg.Length) plot.Plotter {
+	xys := make(plotter.XYs, len(vals))
+	labels := make([]string, len(vals))
+	for i, v := range vals {
+		xys[i] = plotter.XY{X: float64(i), Y: v}
+		labels[i] = humanCount(v)
+	}
+	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return plotter.NewGrid()
+	}
+	for i := range lab.TextStyle {
+		lab.TextStyle[i].XAlign = draw.XCenter
+		lab.TextStyle[i].Font.Size = vg.Points(9)
+	}
+	lab.Offset = vg.Point{X: offset, Y: vg.Points(3)}
+	return lab
+}
+
+func nanIf(cond bool, v float64) float64 {
+	if cond {
+		return math.NaN()
+	}
+	return v
+}
+
+// meanLag is the mean source lag over the buckets while input is appended.
+func meanLag(r *sweep.StoredRun) float64 {
+	var sum float64
+	n := 0
+	for _, row := range r.Series {
+		if row.T < r.Result.Config.DurationS {
+			sum += row.Lag
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+func (l lookup) describe() string {
+	src := "system_metrics"
+	if l.counters {
+		src += " or counters"
+	}
+	return fmt.Sprintf("%s or a similar key in %s, see docs/reports.md", l.preferred[0], src)
+}

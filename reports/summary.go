@@ -1,0 +1,171 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"ftbench/sweep"
+)
+
+type image struct{ title, file string }
+
+type summaryGroup struct {
+	g      *group
+	images []image
+	notes  []string
+}
+
+type summary struct {
+	rep           *Report
+	failed        []*sweep.FailedRun
+	curve         *sweep.Curve
+	groups        []*summaryGroup
+	curves        []image
+	curveNotes    []string
+	overhead      []image
+	overheadNotes []string
+}
+
+// markdown renders summary.md: the runs table, then each scenario's
+// images, the parameter curves, the overhead plots and the notes.
+func (s *summary) markdown() []byte {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# ftbench report\n\n")
+	p("Results in `%s`: %d runs", s.rep.Dir, s.rep.Runs)
+	if len(s.failed) > 0 {
+		p(", %d failed", len(s.failed))
+	}
+	if len(s.rep.Problems) > 0 {
+		p(", %d unreadable (skipped)", len(s.rep.Problems))
+	}
+	p(". Rendered from the stored results only.\n\n")
+	p("Fault bands: a window fault (slow, throttle, reorder) is shaded from its start to its end; " +
+		"a crash is shaded while the worker is down (from the crash until it is back up, crash + restart delay), " +
+		"and a dashed line marks when the failure detector notified the coordinator (crash + detect-delay) for systems that have one. " +
+		"Throughput is committed effects per time-series bucket converted to input records/s, drawn as a moving average over a whole number of " +
+		"each system's commit periods (at least 1 s; `window_s` in the CSV), so micro-batch and two-phase-commit systems read as a rate; " +
+		"latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
+
+	for _, sg := range s.groups {
+		g := sg.g
+		if len(s.groups) > 1 {
+			p("## Scenario %s%s\n\n", strings.TrimSuffix(g.Prefix, "-"), ": "+g.Title)
+		} else {
+			p("## %s\n\n", g.Title)
+		}
+		p("| system | seed | throughput (records/s) | latency p50 (ms) | p99 (ms) | recovery (s) | duplicates | lost | wrong keys | claimed | observed | claim |\n")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
+		for i, r := range g.Runs {
+			res := r.Result
+			rec := "—"
+			if len(res.Faults) > 0 {
+				rec = "never"
+				if res.RecoveryTimeS != nil {
+					rec = fmt.Sprintf("%.3f", *res.RecoveryTimeS)
+				}
+			}
+			held := "held"
+			if !res.ClaimHeld {
+				held = "**BROKEN**"
+			}
+			p("| %s | %d | %.0f | %.2f | %.2f | %s | %d | %d | %d | %s | %s | %s |\n", g.Labels[i], res.Seed, res.ThroughputRPS,
+				res.LatencyMS.P50, res.LatencyMS.P99, rec, res.Duplicates, res.Lost, res.WrongKeys, res.ClaimedGuarantee, res.Verdict, held)
+		}
+		p("\n")
+		for _, r := range g.Runs {
+			for _, prob := range r.Result.Problems {
+				p("- %s/%s: %s — replay: `%s`\n", r.Result.System, r.Result.Variant, prob, r.Result.Replay)
+			}
+		}
+		if len(g.Bands) > 0 {
+			p("Fault windows (`%sfaults.csv`):\n\n", g.Prefix)
+			for _, bd := range g.Bands {
+				p("- %s: %.3g s – %.3g s", bd.Label, bd.Start, bd.End)
+				if bd.Detected > 0 {
+					p(", detected at %.3g s", bd.Detected)
+				}
+				p("\n")
+			}
+			p("\n")
+		}
+		for _, im := range sg.images {
+			p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
+		}
+		for _, n := range sg.notes {
+			p("- %s\n", n)
+		}
+		if len(sg.notes) > 0 {
+			p("\n")
+		}
+	}
+
+	p("## Parameter curves\n\n")
+	if s.curve != nil {
+		p("Curve: `%s` (%d points, seeds %s", sweep.CurveJSON, len(s.curve.Points), sweep.FormatSeeds(s.curve.Seeds))
+		if s.curve.Command != "" {
+			p(", from `%s`", s.curve.Command)
+		}
+		p(").\n\n")
+		s.curveTable(&b)
+	}
+	for _, im := range s.curves {
+		p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
+	}
+	for _, n := range s.curveNotes {
+		p("- %s\n", n)
+	}
+	p("\n## Overhead\n\n")
+	for _, im := range s.overhead {
+		p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
+	}
+	for _, n := range s.overheadNotes {
+		p("- %s\n", n)
+	}
+	if len(s.failed) > 0 {
+		p("\n## Failed runs\n\n")
+		for _, f := range s.failed {
+			p("- %s seed %d: %s (replay: `%s`)\n", f.Point, f.Seed, firstLine(f.Error), f.Replay)
+		}
+	}
+	if len(s.rep.Notes) > 0 {
+		p("\n## Notes\n\n")
+		for _, n := range s.rep.Notes {
+			p("- %s\n", n)
+		}
+	}
+	return b.Bytes()
+}
+
+// curveTable lists the core medians per point.
+func (s *summary) curveTable(b *bytes.Buffer) {
+	c := s.curve
+	fmt.Fprintf(b, "| point | seeds | recovery (s) | throughput (records/s) | p99 (ms) | duplicates | lost |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, pt := range c.Points {
+		med := func(k string) string {
+			st, ok := pt.Metrics[k]
+			if !ok || st.Median == nil {
+				if ok && st.Null > 0 {
+					return "never"
+				}
+				return "—"
+			}
+			txt := fmt.Sprintf("%.4g", *st.Median)
+			if st.Min != nil && *st.Max != *st.Min {
+				txt += fmt.Sprintf(" [%.4g–%.4g]", *st.Min, *st.Max)
+			}
+			return txt
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", pt.ID, len(pt.Seeds), med("recovery_time_s"), med("throughput_rps"),
+			med("latency_p99_ms"), med("duplicates"), med("lost"))
+	}
+	fmt.Fprintf(b, "\nMedian over seeds, [min–max] where seeds differ.\n\n")
+}
+
+func csvName(png string) string { return strings.TrimSuffix(png, ".png") + ".csv" }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

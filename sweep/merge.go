@@ -1,0 +1,177 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Collect aggregates the runs stored in dir for manifest m's whole grid.
+// Unreadable results are returned as problems (and left out).
+func Collect(dir string, m *Manifest) (*Curve, []Problem, error) {
+	g, err := m.Expand()
+	if err != nil {
+		return nil, nil, &InputError{fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)}
+	}
+	st, err := Scan(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs, failed := st.byKey()
+	var outs []*RunOutcome
+	for _, r := range g.Runs {
+		ro := &RunOutcome{Run: r}
+		if sr, ok := runs[r.Key]; ok {
+			ro.Dir, ro.Result = sr.Dir, sr.Result
+		} else if f, ok := failed[r.Key]; ok {
+			ro.Dir, ro.Failed = f.Dir, f
+		}
+		outs = append(outs, ro)
+	}
+	whole := Shard{I: 1, N: 1}
+	return Aggregate(m, g, whole, outs), st.Problems, nil
+}
+
+// Merge joins shard folders of one sweep into out: it copies (hard-links
+// where it can) every run folder of the grid, writes a manifest without a
+// shard, and aggregates the whole grid into out's curve files. Shards of
+// different sweeps are refused, naming the folder.
+func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
+	if notice == nil {
+		notice = func(string) {}
+	}
+	if len(shards) == 0 {
+		return nil, &InputError{fmt.Errorf("bench merge: name the shard folders to merge")}
+	}
+	var m *Manifest
+	var first string
+	for _, dir := range shards {
+		sm, ok, err := ReadManifest(dir)
+		if err != nil {
+			return nil, &InputError{err}
+		}
+		if !ok {
+			return nil, &InputError{fmt.Errorf("%s: not a sweep folder (no %s)", dir, ManifestFile)}
+		}
+		if m == nil {
+			m, first = sm, dir
+			continue
+		}
+		if sm.GridID() != m.GridID() {
+			return nil, &InputError{fmt.Errorf("%s is a shard of a different sweep than %s (grid %s vs %s)", dir, first, sm.GridID(), m.GridID())}
+		}
+	}
+	if om, ok, err := ReadManifest(out); err != nil {
+		return nil, &InputError{err}
+	} else if ok && om.GridID() != m.GridID() {
+		return nil, &InputError{fmt.Errorf("%s already holds a different sweep", out)}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	g, err := m.Expand()
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("%s: %w", filepath.Join(first, ManifestFile), err)}
+	}
+	inGrid := map[string]bool{}
+	for _, r := range g.Runs {
+		inGrid[r.Key] = true
+	}
+	absOut, _ := filepath.Abs(out)
+	for _, dir := range shards {
+		if abs, _ := filepath.Abs(dir); abs == absOut {
+			continue
+		}
+		st, err := Scan(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range st.Problems {
+			notice("skipping corrupt results " + p.String())
+		}
+		var dirs []string
+		for _, r := range st.Runs {
+			if inGrid[r.Key] {
+				dirs = append(dirs, r.Dir)
+			}
+		}
+		for _, f := range st.Failed {
+			if inGrid[f.Key] {
+				dirs = append(dirs, f.Dir)
+			}
+		}
+		for _, src := range dirs {
+			dst := filepath.Join(out, filepath.Base(src))
+			if _, err := os.Stat(dst); err == nil {
+				continue
+			}
+			if err := copyDir(src, out); err != nil {
+				return nil, fmt.Errorf("copying %s: %w", src, err)
+			}
+		}
+	}
+	mm := *m
+	mm.Shard = nil
+	if err := WriteFileAtomic(filepath.Join(out, ManifestFile), marshal(&mm)); err != nil {
+		return nil, err
+	}
+	c, problems, err := Collect(out, &mm)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		notice("skipping corrupt results " + p.String())
+	}
+	if err := WriteCurve(out, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// copyDir copies the files of run folder src into root/<base(src)>,
+// atomically (temporary folder, then rename).
+func copyDir(src, root string) error {
+	tmp, err := os.MkdirTemp(root, ".tmp-"+filepath.Base(src)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		s, d := filepath.Join(src, e.Name()), filepath.Join(tmp, e.Name())
+		if os.Link(s, d) == nil {
+			continue
+		}
+		if err := copyFile(s, d); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(root, filepath.Base(src)))
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
