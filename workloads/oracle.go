@@ -54,6 +54,12 @@ func (o *Oracle) Feed(part int32, off int64) int32 {
 	return o.effects
 }
 
+// State is keyed stage i's state after everything fed so far (empty for a
+// stateless stage or the sink). It is the oracle's own map: read it, do not
+// modify it. Snapshot-consistency checks compare persisted operator state
+// with it.
+func (o *Oracle) State(i int) map[uint64]int64 { return o.states[i] }
+
 // Final is the sink's visible state after everything fed so far.
 func (o *Oracle) Final() map[uint64]int64 { return o.final }
 

@@ -243,3 +243,36 @@ func (s *Sim) mustProc(id engine.ProcID) *proc {
 	}
 	return s.procs[id]
 }
+
+// InputQueued reports the data messages and bytes held in the channel
+// from -> p: its receiver queue, the wire and the sender's buffer. It is not
+// part of engine.Ctx (protocol logic must not depend on it); systems reach
+// it with a type assertion for metrics, such as the records an aligned
+// barrier holds back in a paused channel.
+func (p *proc) InputQueued(from engine.ProcID) (msgs, bytes int) {
+	if from < 0 || int(from) >= len(p.sim.chanOf) {
+		return 0, 0
+	}
+	ch := p.sim.chanOf[from][p.id]
+	if ch == nil {
+		return 0, 0
+	}
+	for i := 0; i < ch.inq.n; i++ {
+		if !ch.inq.at(i).m.Ctrl {
+			msgs++
+		}
+	}
+	for _, b := range ch.inflight {
+		for i := range b.items {
+			if !b.items[i].m.Ctrl {
+				msgs++
+			}
+		}
+	}
+	for i := range ch.out {
+		if !ch.out[i].m.Ctrl {
+			msgs++
+		}
+	}
+	return msgs, ch.used
+}

@@ -16,6 +16,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"slices"
 
 	"ftbench/engine"
 )
@@ -28,6 +29,12 @@ const (
 	KindComplete                        // coordinator -> task: checkpoint Val is complete
 	KindAbort                           // coordinator -> task: checkpoint Val is aborted
 	KindDeploy                          // coordinator -> task: start; Body Deploy
+	// KindAlignTimeout tells every task that checkpoint Val has been in
+	// progress for Config.AlignmentTimeout. It is a control message, so a
+	// backpressured task still gets it (a task's own timers wait for its
+	// output to drain), as Flink's mailbox runs the timeout while the task
+	// waits for output buffers.
+	KindAlignTimeout
 )
 
 // Ack is what a task reports about its snapshot.
@@ -50,12 +57,22 @@ type Config struct {
 	Timeout       engine.Time     // abort a checkpoint not complete by then
 	Tasks         []engine.ProcID // every task that must ack, sources included
 	Sources       []engine.ProcID // the tasks that get the trigger
+	// Retain is how many completed checkpoints keep their task snapshots in
+	// the store (Flink's state.checkpoints.num-retained); older ones are
+	// deleted when a newer one completes. 0 means 1: only the latest, which
+	// is all recovery needs. Keeping more lets a post-run check read them.
+	Retain int
+	// AlignmentTimeout > 0 sends KindAlignTimeout to every task when a
+	// checkpoint is still pending that long after its trigger (barrier's
+	// aligned-checkpoint-timeout). 0 sends nothing.
+	AlignmentTimeout engine.Time
 }
 
 // Timer ids of the coordinator.
 const (
 	timerTrigger     = 1
 	timerTimeoutBase = 1 << 20 // + checkpoint id
+	timerAlignBase   = 1 << 30 // + checkpoint id
 	timerDeployBase  = 1 << 40 // + attempt: a deploy of a superseded attempt is ignored
 )
 
@@ -71,8 +88,9 @@ type pending struct {
 type Coordinator struct {
 	cfg       Config
 	attempt   int64
-	next      int64 // next checkpoint id
-	completed int64 // last completed checkpoint, -1 if none
+	next      int64   // next checkpoint id
+	completed int64   // last completed checkpoint, -1 if none
+	retained  []int64 // completed checkpoints whose snapshots are kept, oldest first
 	pending   map[int64]*pending
 	down      map[int]bool
 	restoring bool // between failure and deployment: no triggers
@@ -120,6 +138,13 @@ func (c *Coordinator) Timer(ctx engine.Ctx, id int64) {
 		if c.restoring && len(c.down) == 0 && id-timerDeployBase == c.attempt {
 			c.deploy(ctx)
 		}
+	case id >= timerAlignBase:
+		n := id - timerAlignBase
+		if p, ok := c.pending[n]; ok && !p.writing {
+			for _, t := range c.cfg.Tasks {
+				ctx.Send(t, engine.Msg{Kind: KindAlignTimeout, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+			}
+		}
 	case id >= timerTimeoutBase:
 		n := id - timerTimeoutBase
 		if p, ok := c.pending[n]; ok && !p.writing {
@@ -139,6 +164,20 @@ func (c *Coordinator) trigger(ctx engine.Ctx) {
 	}
 	ctx.Record(engine.Event{Kind: "checkpoint_triggered", ID: n})
 	ctx.After(c.cfg.Timeout, timerTimeoutBase+n)
+	if c.cfg.AlignmentTimeout > 0 {
+		ctx.After(c.cfg.AlignmentTimeout, timerAlignBase+n)
+	}
+}
+
+// pendingIDs lists pending checkpoints in id order, so that what is done to
+// each (events, messages) does not depend on map iteration order.
+func (c *Coordinator) pendingIDs() []int64 {
+	ids := make([]int64, 0, len(c.pending))
+	for n := range c.pending {
+		ids = append(ids, n)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func (c *Coordinator) abort(ctx engine.Ctx, n int64, why string) {
@@ -199,14 +238,13 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 		return
 	}
 	delete(c.pending, n)
-	prev := c.completed
 	if n > c.completed {
 		c.completed = n
 	}
 	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
 	// Older pending checkpoints are subsumed, as in Flink.
-	for old := range c.pending {
+	for _, old := range c.pendingIDs() {
 		if old < n {
 			c.abort(ctx, old, "subsumed")
 		}
@@ -214,10 +252,14 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	for _, t := range c.cfg.Tasks {
 		ctx.Send(t, engine.Msg{Kind: KindComplete, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
 	}
-	// Garbage-collect the previous checkpoint; the new one replaces it.
-	if prev >= 0 && prev < n {
+	// Garbage-collect checkpoints beyond the retained number; the newest
+	// replaces them for recovery.
+	c.retained = append(c.retained, n)
+	for len(c.retained) > max(c.cfg.Retain, 1) {
+		old := c.retained[0]
+		c.retained = c.retained[1:]
 		for _, t := range c.cfg.Tasks {
-			ctx.Store().Delete(Key(prev, t))
+			ctx.Store().Delete(Key(old, t))
 		}
 	}
 }
@@ -229,7 +271,7 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 		c.down[f.Worker] = true
 	}
 	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
-	for n := range c.pending {
+	for _, n := range c.pendingIDs() {
 		delete(c.pending, n)
 		ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: "failure"})
 	}

@@ -10,10 +10,11 @@ import (
 // fakeTask snapshots a counter on every trigger (sources) or on the
 // forwarded trigger (the downstream task), acking after the write is durable.
 type fakeTask struct {
-	part   Participant
-	next   engine.ProcID // -1: none
-	deploy *[]Deploy
-	count  int64
+	part     Participant
+	next     engine.ProcID // -1: none
+	deploy   *[]Deploy
+	count    int64
+	timeouts []int64 // KindAlignTimeout notices received
 }
 
 func (t *fakeTask) Init(engine.Ctx) {}
@@ -41,6 +42,10 @@ func (t *fakeTask) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		}
 	case engine.KindStoreDone:
 		t.part.Acknowledge(ctx, m.Val, Ack{StateBytes: 8})
+	case KindAlignTimeout:
+		if t.part.Current(m) {
+			t.timeouts = append(t.timeouts, m.Val)
+		}
 	}
 }
 
@@ -64,18 +69,30 @@ func (l *eventLog) kinds(kind string) []engine.Event {
 }
 
 func setup(t *testing.T) (*sim.Sim, *eventLog, *[]Deploy) {
+	s, log, deploys, _ := setupWith(t, Config{}, 2)
+	return s, log, deploys
+}
+
+// setupWith builds coordinator (0), source (1, worker 0) and task (2,
+// worker 1) with cfg's Interval, Tasks and Sources filled in; the source
+// forwards triggers to forward (-1: nobody, so the task never acks).
+func setupWith(t *testing.T, cfg Config, forward engine.ProcID) (*sim.Sim, *eventLog, *[]Deploy, []*fakeTask) {
 	t.Helper()
 	var deploys []Deploy
+	tasks := make([]*fakeTask, 3)
+	cfg.Interval = 100 * engine.Millisecond
+	cfg.Tasks, cfg.Sources = []engine.ProcID{1, 2}, []engine.ProcID{1}
 	dep := &engine.Deployment{}
-	// ids: 0 coordinator, 1 source (worker 0), 2 task (worker 1)
 	dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1, New: func() engine.Process {
-		return NewCoordinator(Config{Interval: 100 * engine.Millisecond, Tasks: []engine.ProcID{1, 2}, Sources: []engine.ProcID{1}})
+		return NewCoordinator(cfg)
 	}})
 	dep.Add(engine.ProcSpec{Name: "source/0", Worker: 0, New: func() engine.Process {
-		return &fakeTask{part: Participant{Coordinator: 0}, next: 2, deploy: &deploys}
+		tasks[1] = &fakeTask{part: Participant{Coordinator: 0}, next: forward, deploy: &deploys}
+		return tasks[1]
 	}})
 	dep.Add(engine.ProcSpec{Name: "task/0", Worker: 1, New: func() engine.Process {
-		return &fakeTask{part: Participant{Coordinator: 0}, next: -1, deploy: &deploys}
+		tasks[2] = &fakeTask{part: Participant{Coordinator: 0}, next: -1, deploy: &deploys}
+		return tasks[2]
 	}})
 	dep.Coordinator = 0
 	log := &eventLog{}
@@ -83,7 +100,7 @@ func setup(t *testing.T) (*sim.Sim, *eventLog, *[]Deploy) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, log, &deploys
+	return s, log, &deploys, tasks
 }
 
 func TestCheckpointsCompleteInOrder(t *testing.T) {
@@ -140,5 +157,43 @@ func TestFailureRollsBackToLastCompleted(t *testing.T) {
 	}
 	if n := len(log.kinds("checkpoint_completed")); n < 10 {
 		t.Fatalf("only %d checkpoints completed: checkpointing must resume after recovery", n)
+	}
+}
+
+// Retain keeps the snapshots of the last n completed checkpoints and
+// deletes older ones.
+func TestRetainKeepsLastCompleted(t *testing.T) {
+	s, log, _, _ := setupWith(t, Config{Retain: 3}, 2)
+	s.Run(engine.Second)
+	done := log.kinds("checkpoint_completed")
+	if len(done) < 5 {
+		t.Fatalf("%d checkpoints completed", len(done))
+	}
+	for i, e := range done {
+		_, ok := s.StoreValue(Key(e.ID, 2))
+		if want := i >= len(done)-3; ok != want {
+			t.Errorf("checkpoint %d (%d of %d completed): stored %v, want %v", e.ID, i+1, len(done), ok, want)
+		}
+	}
+}
+
+// A checkpoint still pending AlignmentTimeout after its trigger is
+// announced to every task; without the option nothing is sent.
+func TestAlignmentTimeoutNotice(t *testing.T) {
+	for _, timeout := range []engine.Time{0, 20 * engine.Millisecond} {
+		s, log, _, tasks := setupWith(t, Config{AlignmentTimeout: timeout, Timeout: 50 * engine.Millisecond}, -1)
+		s.Run(350 * engine.Millisecond)
+		if n := len(log.kinds("checkpoint_completed")); n != 0 {
+			t.Fatalf("%d checkpoints completed although task/0 never acks", n)
+		}
+		for _, task := range tasks[1:] {
+			want := 0
+			if timeout > 0 {
+				want = 3 // checkpoints triggered at 100, 200 and 300 ms
+			}
+			if len(task.timeouts) != want {
+				t.Errorf("timeout %v: notices %v, want %d", timeout, task.timeouts, want)
+			}
+		}
 	}
 }

@@ -1,0 +1,219 @@
+package barrier
+
+import (
+	"fmt"
+
+	"ftbench/engine"
+	"ftbench/systems"
+	"ftbench/systems/internal/checkpoint"
+	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
+)
+
+func init() { systems.Register(system{}) }
+
+type system struct{}
+
+// Variants, the first is the default.
+const (
+	Aligned        = "aligned"
+	Unaligned      = "unaligned"
+	AlignedTimeout = "aligned-timeout"
+)
+
+// Sink modes.
+const (
+	Sink2PC   = "2pc"
+	SinkPlain = "plain"
+)
+
+// Flag defaults. The interval is Flink's usual production setting scaled to
+// the short simulated runs: 1 s gives a 20 s run about 19 checkpoints.
+const (
+	DefaultInterval      = "1s"
+	DefaultMaxConcurrent = "1" // Flink's default; unaligned supports only 1
+	DefaultAlignTimeout  = "100ms"
+)
+
+// retained is how many completed checkpoints keep their snapshots in the
+// store so that Summarize can check them (the check covers the last
+// `retained`; runs up to about a minute at the default interval are checked
+// in full).
+const retained = 64
+
+func (system) Name() string { return "barrier" }
+func (system) Describe() string {
+	return "Flink-style asynchronous barrier snapshots (aligned, unaligned, aligned-timeout) with a two-phase-commit sink"
+}
+func (system) Variants() []string { return []string{Aligned, Unaligned, AlignedTimeout} }
+
+func (system) Flags() []systems.Flag {
+	return []systems.Flag{
+		{Name: "checkpoint-interval", Default: DefaultInterval, Usage: "time between checkpoint triggers"},
+		{Name: "sink", Default: Sink2PC, Usage: "barrier sink: 2pc (effects visible when their checkpoint completes) or plain (visible on arrival: at-least-once output)"},
+		{Name: "max-concurrent-checkpoints", Default: DefaultMaxConcurrent, Usage: "checkpoints in progress at once (aligned only; unaligned needs 1)"},
+		{Name: "aligned-checkpoint-timeout", Default: DefaultAlignTimeout, Usage: "aligned-timeout variant: a checkpoint still aligning this long after its trigger switches to unaligned"},
+	}
+}
+
+func (system) Claim(_ string, opts systems.Options) string {
+	if opts["sink"] == SinkPlain {
+		// State is exactly-once, but effects made visible after the last
+		// completed checkpoint are made visible again after a rollback.
+		return systems.AtLeastOnce
+	}
+	return systems.ExactlyOnce
+}
+
+// mode is the barrier-handling variant.
+type mode uint8
+
+const (
+	modeAligned mode = iota
+	modeUnaligned
+	modeAlignedTimeout
+)
+
+// params is what every process of one deployment shares; it is filled in
+// by Compile and read-only during the run.
+type params struct {
+	mode         mode
+	twoPC        bool
+	alignTimeout engine.Time
+	coord        engine.ProcID
+	nprocs       int
+}
+
+type options struct {
+	mode          mode
+	twoPC         bool
+	interval      engine.Time
+	maxConcurrent int
+	alignTimeout  engine.Time
+}
+
+func parseOptions(variant string, o systems.Options) (options, error) {
+	var opt options
+	switch variant {
+	case Aligned, "":
+		opt.mode = modeAligned
+	case Unaligned:
+		opt.mode = modeUnaligned
+	case AlignedTimeout:
+		opt.mode = modeAlignedTimeout
+	default:
+		return opt, fmt.Errorf("barrier: unknown variant %q", variant)
+	}
+	switch o["sink"] {
+	case Sink2PC:
+		opt.twoPC = true
+	case SinkPlain:
+	default:
+		return opt, fmt.Errorf("--sink=%q: want %s or %s", o["sink"], Sink2PC, SinkPlain)
+	}
+	var err error
+	if opt.interval, err = o.Duration("checkpoint-interval"); err != nil {
+		return opt, err
+	}
+	if opt.maxConcurrent, err = o.Int("max-concurrent-checkpoints", 1, 16); err != nil {
+		return opt, err
+	}
+	if opt.maxConcurrent > 1 && opt.mode != modeAligned {
+		// As in Flink: an overtaking barrier of checkpoint n+1 could pass a
+		// barrier of n in the same channel, so the channel state of n
+		// would be ambiguous.
+		return opt, fmt.Errorf("--max-concurrent-checkpoints=%d: the %s variant supports only 1 (as Flink's unaligned checkpoints)", opt.maxConcurrent, variant)
+	}
+	if opt.alignTimeout, err = o.Duration("aligned-checkpoint-timeout"); err != nil {
+		return opt, err
+	}
+	return opt, nil
+}
+
+func (system) Compile(job systems.Job) (*engine.Deployment, error) {
+	dep, _, err := compile(job)
+	return dep, err
+}
+
+// compile builds the deployment; Summarize calls it again to find the
+// processes whose snapshots it checks.
+func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
+	opt, err := parseOptions(job.Variant, job.Opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	par := &params{mode: opt.mode, twoPC: opt.twoPC, alignTimeout: opt.alignTimeout}
+	dep := &engine.Deployment{}
+	g := stream.Build(dep, job.Workload.Plan(), job.Parallelism, job.Workers,
+		func(g *stream.Graph, i int) engine.Process {
+			return newSource(par, g, job.Workload, job.Log, i)
+		},
+		func(g *stream.Graph, s, i int) engine.Process {
+			return newTask(par, g, s, i)
+		})
+	var tasks []engine.ProcID
+	tasks = append(tasks, g.Source...)
+	for _, st := range g.Stages {
+		tasks = append(tasks, st...)
+	}
+	cfg := checkpoint.Config{
+		Interval:      opt.interval,
+		MaxConcurrent: opt.maxConcurrent,
+		Tasks:         tasks,
+		Sources:       g.Source,
+		Retain:        retained,
+	}
+	if opt.mode == modeAlignedTimeout {
+		cfg.AlignmentTimeout = opt.alignTimeout
+	}
+	par.coord = dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1,
+		New: func() engine.Process { return checkpoint.NewCoordinator(cfg) }})
+	dep.Coordinator = par.coord
+	par.nprocs = len(dep.Procs)
+	return dep, g, nil
+}
+
+// Message kinds of barrier traffic (clear of the checkpoint package's
+// 0xF000 range and the runtime's). Data records keep their workload kind.
+const (
+	// kindBarrier is barrier(Val) in FIFO order with the data (aligned).
+	// Key is the attempt, Born the checkpoint's trigger time.
+	kindBarrier uint16 = 0xE000 + iota
+	// kindPriority is barrier(Val) sent with SendOvertaking: it jumps the
+	// channel's queued data, which the receiver persists as channel state.
+	kindPriority
+	// kindAnnounce (aligned-timeout) follows every FIFO barrier with
+	// SendOvertaking, as Flink's EventAnnouncement: the receiver learns at
+	// once which records precede the barrier (its Overtaken), so a timed-out
+	// alignment can convert the queued barrier without waiting for it.
+	kindAnnounce
+)
+
+// barrierBytes is a barrier's payload on the wire (id, attempt, timestamp).
+const barrierBytes = 24
+
+// snapshot is one task's part of a checkpoint, as stored. It is immutable
+// once written.
+type snapshot struct {
+	Offset  int64       // source: the next offset to read
+	State   []stream.KV // keyed stage: its state in key order
+	Channel []inFlight  // records in flight into this task at the cut
+	Pending []int64     // 2PC sink: pre-committed transactions not yet committed
+}
+
+// inFlight is the channel state of one input channel.
+type inFlight struct {
+	From    engine.ProcID
+	Records []engine.Msg
+}
+
+// token encodes what a Store.Put was for: a snapshot or a sink transaction.
+func snapToken(n int64) int64 { return n << 1 }
+func txnToken(n int64) int64  { return n<<1 | 1 }
+
+// txnKey is where a 2PC sink keeps a pre-committed transaction: the
+// external system's pending transaction, removed when it commits.
+func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("barrier/txn/%d/%d", sink, n) }
+
+// workloadStage is a convenience for constructors.
+func workloadStage(g *stream.Graph, s int) *workloads.Stage { return &g.Plan.Stages[s] }

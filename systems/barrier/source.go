@@ -1,0 +1,177 @@
+package barrier
+
+import (
+	"fmt"
+
+	"ftbench/engine"
+	"ftbench/systems/internal/checkpoint"
+	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
+)
+
+// node is what sources and tasks share: the checkpoint participant, the
+// output channels barriers go to, and the messages that arrived before the
+// coordinator deployed this incarnation.
+type node struct {
+	par     *params
+	part    checkpoint.Participant
+	name    string
+	outputs []engine.ProcID
+	// maxSeen is the highest checkpoint this incarnation has started,
+	// finished or given up; older barriers and triggers are stale.
+	maxSeen int64
+	held    []held
+}
+
+// held is a message that arrived before deployment. Its channel is paused
+// until the task is deployed, so at most one message per channel waits.
+type held struct {
+	from engine.ProcID
+	m    engine.Msg
+	ov   []engine.Msg
+}
+
+func (nd *node) init(par *params, name string) {
+	nd.par = par
+	nd.name = name
+	nd.part.Coordinator = par.coord
+	nd.maxSeen = -1
+}
+
+// hold keeps a message that arrived before the coordinator deployed this
+// incarnation (a restarted worker's tasks come up before the global restart
+// redeploys them) and stops its channel, so the data waits, with credit, in
+// the channel.
+func (nd *node) hold(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	h := held{from: from, m: m}
+	if ov := ctx.Overtaken(); len(ov) > 0 {
+		h.ov = append([]engine.Msg(nil), ov...)
+	}
+	nd.held = append(nd.held, h)
+	ctx.Pause(from)
+}
+
+// release resumes the held channels and returns the held messages. The
+// channels are resumed first so that handling a held barrier may pause its
+// channel again.
+func (nd *node) release(ctx engine.Ctx) []held {
+	hs := nd.held
+	nd.held = nil
+	for _, h := range hs {
+		ctx.Resume(h.from)
+	}
+	return hs
+}
+
+// forward sends barrier(n) on every output channel: overtaking when
+// priority (unaligned), else in FIFO order with the data, followed in the
+// aligned-timeout variant by an overtaking announcement.
+func (nd *node) forward(ctx engine.Ctx, n int64, trigger engine.Time, priority bool) {
+	m := engine.Msg{Kind: kindBarrier, Ctrl: true, Key: uint64(nd.part.Attempt), Val: n, Born: trigger, Size: barrierBytes}
+	for _, o := range nd.outputs {
+		switch {
+		case priority:
+			m.Kind = kindPriority
+			ctx.SendOvertaking(o, m)
+		case nd.par.mode == modeAlignedTimeout:
+			ctx.Send(o, m)
+			a := m
+			a.Kind = kindAnnounce
+			ctx.SendOvertaking(o, a)
+		default:
+			ctx.Send(o, m)
+		}
+	}
+	ctx.Count("barrier_barriers_sent", int64(len(nd.outputs)))
+}
+
+// load reads this task's snapshot of checkpoint n, charging the read, and
+// records the restore. A completed checkpoint without a snapshot is a bug.
+func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
+	start := ctx.Now()
+	v, ok := nd.part.Load(ctx, n)
+	if !ok {
+		panic(fmt.Sprintf("barrier: %s has no snapshot of completed checkpoint %d", nd.name, n))
+	}
+	ctx.Record(engine.Event{Kind: "restore", ID: n, Value: int64(ctx.Now() - start)})
+	nd.maxSeen = n
+	return v.(*snapshot)
+}
+
+// source reads one partition of the log. On trigger n it records its
+// offset and injects barrier(n) on every output channel.
+type source struct {
+	node
+	reader stream.SourceReader
+	router *stream.Router
+	ctx    engine.Ctx
+}
+
+const pollTimer = 1
+
+func newSource(par *params, g *stream.Graph, w workloads.Workload, log *workloads.Log, i int) *source {
+	s := &source{
+		reader: stream.SourceReader{W: w, Log: log, Part: int32(i)},
+		router: g.Router(-1, i),
+	}
+	s.init(par, fmt.Sprintf("%s/%d", g.Plan.Source, i))
+	s.outputs = g.Outputs(-1, i)
+	return s
+}
+
+// Init does nothing: a source reads only once the coordinator deploys it
+// with the offset to start from.
+func (s *source) Init(engine.Ctx) {}
+
+func (s *source) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	switch m.Kind {
+	case checkpoint.KindDeploy:
+		s.deploy(ctx, m)
+	case checkpoint.KindTrigger:
+		if s.part.Current(m) {
+			s.trigger(ctx, m.Val)
+		}
+	case engine.KindStoreDone:
+		// A source's snapshot is its offset alone: durable means done.
+		n := m.Val >> 1
+		s.part.Acknowledge(ctx, n, checkpoint.Ack{StateBytes: 8})
+	}
+}
+
+func (s *source) deploy(ctx engine.Ctx, m engine.Msg) {
+	n := s.part.OnDeploy(m)
+	s.reader.Next = 0
+	if n >= 0 {
+		s.reader.Next = s.load(ctx, n).Offset
+		ctx.Record(engine.Event{Kind: "source_rewind", ID: int64(s.reader.Part), Value: s.reader.Next})
+	}
+	ctx.After(0, pollTimer)
+}
+
+func (s *source) trigger(ctx engine.Ctx, n int64) {
+	if n <= s.maxSeen {
+		return
+	}
+	s.maxSeen = n
+	// Everything read so far is before the cut; the barrier follows it.
+	snap := &snapshot{Offset: s.reader.Next}
+	s.forward(ctx, n, ctx.Now(), s.par.mode == modeUnaligned)
+	ctx.Store().Put(checkpoint.Key(n, ctx.Self()), snap, 8, snapToken(n))
+}
+
+func (s *source) Timer(ctx engine.Ctx, _ int64) {
+	if !s.part.Deployed {
+		return
+	}
+	s.ctx = ctx
+	before := s.reader.Next
+	again, done := s.reader.Poll(ctx, s.emit)
+	if read := s.reader.Next - before; read > 0 {
+		ctx.Count("barrier_source_records_read", read)
+	}
+	if !done {
+		ctx.After(again, pollTimer)
+	}
+}
+
+func (s *source) emit(m engine.Msg) { s.router.Route(s.ctx, m) }

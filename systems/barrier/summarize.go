@@ -1,0 +1,216 @@
+package barrier
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"ftbench/check"
+	"ftbench/engine"
+	"ftbench/metrics"
+	"ftbench/systems"
+	"ftbench/systems/internal/checkpoint"
+	"ftbench/systems/internal/stream"
+)
+
+// checkpointRow is one triggered checkpoint in run.json's "checkpoints".
+type checkpointRow struct {
+	ID                int64   `json:"id"`
+	TriggeredS        float64 `json:"triggered_s"`
+	Status            string  `json:"status"` // completed, aborted: <why>, incomplete
+	DurationMS        float64 `json:"duration_ms,omitempty"`
+	StateBytes        int64   `json:"state_bytes,omitempty"`
+	ChannelStateBytes int64   `json:"channel_state_bytes,omitempty"`
+	AlignmentMaxMS    float64 `json:"alignment_max_ms"`
+	BufferedRecords   int64   `json:"alignment_buffered_records"`
+}
+
+// Summarize derives the checkpointing metrics from the run's events and
+// counters and runs the snapshot-consistency check on every retained
+// completed checkpoint. Key names are stable; the package doc defines them.
+func (system) Summarize(r systems.RunInfo) map[string]any {
+	opt, err := parseOptions(r.Job.Variant, r.Job.Opts)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	rows := map[int64]*checkpointRow{}
+	var ids []int64
+	row := func(id int64) *checkpointRow {
+		if rows[id] == nil {
+			rows[id] = &checkpointRow{ID: id, Status: "incomplete"}
+			ids = append(ids, id)
+		}
+		return rows[id]
+	}
+	var durations, stateBytes, channelBytes, alignments, restores []float64
+	var completed []int64
+	failed := map[string]int64{}
+	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes, restarts int64
+	for _, e := range r.Events {
+		switch e.Kind {
+		case "checkpoint_triggered":
+			row(e.ID).TriggeredS = round3(engine.Time(e.Time).Seconds())
+		case "checkpoint_completed":
+			c := row(e.ID)
+			c.Status, c.DurationMS, c.StateBytes = "completed", ms(e.Value), e.Bytes
+			durations = append(durations, ms(e.Value))
+			stateBytes = append(stateBytes, float64(e.Bytes))
+			completed = append(completed, e.ID)
+		case "checkpoint_channel_state":
+			row(e.ID).ChannelStateBytes = e.Bytes
+			channelBytes = append(channelBytes, float64(e.Bytes))
+		case "checkpoint_aborted":
+			row(e.ID).Status = "aborted: " + e.Note
+			failed[e.Note]++
+		case "alignment":
+			alignments = append(alignments, ms(e.Value))
+			c := row(e.ID)
+			c.AlignmentMaxMS = max(c.AlignmentMaxMS, ms(e.Value))
+		case "alignment_buffered":
+			row(e.ID).BufferedRecords += e.Value
+			buffered += e.Value
+			bufferedMax = max(bufferedMax, e.Value)
+			bufferedBytesMax = max(bufferedBytesMax, e.Bytes)
+		case "unaligned_switch":
+			switches++
+		case "sink_precommit":
+			precommitBytes += e.Bytes
+		case "restore":
+			restores = append(restores, ms(e.Value))
+		case "deploy":
+			if e.ID > 0 {
+				restarts++
+			}
+		}
+	}
+	var nFailed int64
+	for _, n := range failed {
+		nFailed += n
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	table := make([]checkpointRow, 0, len(ids))
+	for _, id := range ids {
+		table = append(table, *rows[id])
+	}
+
+	read := r.Counters["barrier_source_records_read"]
+	var appended int64
+	if r.Log != nil {
+		appended = r.Log.Total() * int64(r.Job.Parallelism)
+	}
+	res, missing, unretained := checkRun(r, completed)
+	problems := res.Problems
+	if problems == nil {
+		problems = []string{}
+	}
+	return map[string]any{
+		"variant":                        r.Job.Variant,
+		"sink":                           r.Job.Opts["sink"],
+		"checkpoint_interval_ms":         ms(int64(opt.interval)),
+		"max_concurrent_checkpoints":     opt.maxConcurrent,
+		"checkpoints_triggered":          int64(len(ids)),
+		"checkpoints_completed":          int64(len(completed)),
+		"checkpoints_failed":             nFailed,
+		"checkpoints_failed_by_reason":   failed,
+		"checkpoint_duration_ms":         stat(durations),
+		"checkpoint_state_bytes":         stat(stateBytes),
+		"checkpoint_channel_state_bytes": stat(channelBytes),
+		"alignment_ms":                   stat(alignments),
+		"alignment_buffered_records":     map[string]int64{"total": buffered, "max": bufferedMax},
+		"alignment_buffered_bytes_max":   bufferedBytesMax,
+		"unaligned_switches":             switches,
+		"sink_precommit_bytes":           precommitBytes,
+		"global_restarts":                restarts,
+		"restore_ms":                     stat(restores),
+		// Every source read beyond the first reading of each record: exact
+		// for a drained run (every record read at least once).
+		"records_replayed":               max(0, read-appended),
+		"channel_state_records_restored": r.Counters["barrier_channel_state_records_restored"],
+		"snapshots_checked":              int64(res.Checked + missing),
+		"snapshots_consistent":           int64(res.Consistent),
+		"snapshots_inconsistent":         int64(res.Inconsistent + missing),
+		"snapshots_not_retained":         unretained,
+		"snapshot_problems":              problems,
+		"safety_violations":              int64(res.Inconsistent + missing),
+		"checkpoints":                    table,
+		"snapshots_retained_max":         int64(retained),
+	}
+}
+
+// checkRun builds the cut of every completed checkpoint still in the store
+// and checks it. missing counts retained checkpoints with a task snapshot
+// missing (itself an inconsistency); unretained those garbage-collected
+// beyond the retention.
+func checkRun(r systems.RunInfo, completed []int64) (res check.SnapshotResult, missing int, unretained int64) {
+	if r.Store == nil || r.Workload == nil {
+		return res, 0, int64(len(completed))
+	}
+	_, g, err := compile(r.Job)
+	if err != nil {
+		return res, 0, int64(len(completed))
+	}
+	load := func(n int64, id engine.ProcID) *snapshot {
+		v, ok := r.Store(checkpoint.Key(n, id))
+		if !ok {
+			return nil
+		}
+		s, _ := v.(*snapshot)
+		return s
+	}
+	var cuts []check.CheckpointCut
+	for _, n := range completed {
+		if load(n, g.Source[0]) == nil {
+			unretained++
+			continue
+		}
+		cut, msg := buildCut(g, n, load)
+		if msg != "" {
+			missing++
+			if len(res.Problems) < check.MaxExamples {
+				res.Problems = append(res.Problems, fmt.Sprintf("checkpoint %d: %s", n, msg))
+			}
+			continue
+		}
+		cuts = append(cuts, cut)
+	}
+	got := check.CheckSnapshots(r.Workload, cuts)
+	got.Problems = append(res.Problems, got.Problems...)
+	return got, missing, unretained
+}
+
+func buildCut(g *stream.Graph, n int64, load func(int64, engine.ProcID) *snapshot) (check.CheckpointCut, string) {
+	cut := check.CheckpointCut{ID: n, Offsets: make([]int64, len(g.Source)), Stages: make([]check.StageCut, len(g.Stages))}
+	for p, id := range g.Source {
+		s := load(n, id)
+		if s == nil {
+			return cut, fmt.Sprintf("source %d has no snapshot", p)
+		}
+		cut.Offsets[p] = s.Offset
+	}
+	for st, inst := range g.Stages {
+		for i, id := range inst {
+			s := load(n, id)
+			if s == nil {
+				return cut, fmt.Sprintf("%s/%d has no snapshot", g.Plan.Stages[st].Name, i)
+			}
+			kvs := make([]check.StateKV, len(s.State))
+			for k, kv := range s.State {
+				kvs[k] = check.StateKV{Key: kv.Key, Val: kv.Val}
+			}
+			cut.Stages[st].State = append(cut.Stages[st].State, kvs)
+			for _, f := range s.Channel {
+				cut.Stages[st].InFlight = append(cut.Stages[st].InFlight, f.Records...)
+			}
+		}
+	}
+	return cut, ""
+}
+
+func stat(xs []float64) map[string]float64 {
+	s := metrics.Summary(xs)
+	return map[string]float64{"n": float64(s.N), "p50": round3(s.P50), "p99": round3(s.P99), "max": round3(s.Max), "mean": round3(s.Mean)}
+}
+
+func ms(ns int64) float64 { return round3(float64(ns) / 1e6) }
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
