@@ -125,6 +125,10 @@ func prepare(cfg Config) (*runner, error) {
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
 	}
+	if err := peerToPeer(r.sys, r.w, &cfg); err != nil {
+		return nil, err
+	}
+	r.cfg.Parallelism = cfg.Parallelism
 	rate := cfg.Rate
 	if rate == 0 {
 		rate = workloads.DefaultRate(r.w, &r.cost, cfg.Parallelism)

@@ -1,2 +1,102 @@
-// Package snapshot is being implemented; see its issue.
+// Package snapshot is Chandy-Lamport distributed snapshots (lecture 12,
+// seeds 000 and 001), with the lecture's naive counter-example and the
+// Lai-Yang colouring algorithm, in two settings.
+//
+// # bank-p2p: the textbook algorithm
+//
+// On a peer-to-peer workload (workloads.PeerToPeer: bank-p2p) the system
+// deploys N fully connected processes. Process p owns account p and sends
+// the transfers of source partition p as they are appended: it debits the
+// amount and commits the debit effect, then sends the transfer; the payee
+// credits it on receipt and commits the credit effect. Snapshot j starts at
+// a scheduled time (--snapshots S spreads S of them evenly over the input;
+// otherwise one every --snapshot-interval) at process (j-1) mod N, so any
+// process initiates and the id j encodes the lecture's (initiator, sequence)
+// pair. Ids also tell concurrent snapshots apart: every process keeps one
+// cut per snapshot in progress.
+//
+//   - cl (default), algorithm 12.3.1 as written: the initiator records its
+//     state, opens every input channel and sends a marker on every output
+//     channel; on its first marker a process records its state atomically
+//     (inside one Handle: nothing interleaves), marks that channel empty,
+//     records every other input, and sends markers on every output before
+//     any other message; a later marker closes its channel. A process whose
+//     channels are all closed reports its state and channel states to the
+//     initiator (12.3.3, mechanism A), which assembles the global snapshot
+//     and persists it (12.3.2) under "snapshot/<id>".
+//   - naive (12.2.3): each process records its state at its own random time
+//     in [t_j, t_j + spacing) drawn from ctx.Rand, sends no markers and
+//     records no channel state. It claims nothing.
+//   - lai-yang (12.2.7): see laiyang.go. A colour piggybacked on every
+//     transfer replaces the markers' position in the channel; done
+//     messages carrying white-message counts end each channel's recording.
+//
+// Channels are FIFO unless a reorder fault makes them otherwise. To audit a
+// snapshot against the truth rather than the algorithm's opinion, every
+// transfer carries its number on its channel, every process records with
+// its state how many it had sent on each channel and which numbers it had
+// received, and markers and done messages carry how many transfers
+// preceded them. The algorithms never read these numbers (Lai-Yang's counts
+// excepted, which are its own). Receivers count messages that arrive out of
+// sending order: the run's observed FIFO violations.
+//
+// Every persisted snapshot is audited after the run (check.AuditSnapshot):
+// conservation (recorded balances + money in recorded channels = N *
+// InitialBalance), orphans (received inside the receiver's cut, sent
+// outside the sender's), late channel-state messages (recorded but sent
+// outside the sender's cut), missing in-flight messages (sent inside,
+// received outside, not recorded) and double counting.
+//
+// # Claims
+//
+// The delivery claim (Claim) is exactly-once for cl and lai-yang — true on
+// bank-p2p, which has no failures (the harness refuses crash faults there:
+// the algorithm's system model has none) — and none for naive.
+//
+// The consistency claim is checked by Summarize: lai-yang claims consistent
+// snapshots on any channels; cl claims them on FIFO channels; naive claims
+// nothing. An inconsistent snapshot where the variant claims consistency
+// counts in safety_violations (exit 3), as does a scheduled snapshot that
+// never completed (termination needs no FIFO). Under a reorder fault cl's
+// assumption is false, so its inconsistent snapshots are not a bug but the
+// expected break that the lecture's counter-example predicts: when the
+// receivers observed FIFO violations they are reported as expected_breaks
+// with an explanation (expected_break) and the run does not fail. The break
+// is attributed to what was observed, not to the configured fault, so a
+// reorder fault that happened to reorder nothing leaves the claim in force.
+//
+// # Dataflows: a checkpointing scheme
+//
+// On a dataflow workload (wordcount, grep, bank) only cl applies (naive and
+// lai-yang are refused: the former is the lecture's counter-example and the
+// latter its fix for non-FIFO channels, not recovery schemes). It is a
+// fourth coordinated-checkpoint scheme beside aligned and unaligned
+// barriers, triggered every --checkpoint-interval (barrier's flag, same
+// meaning and default, so sweeps cover both), built on systems/internal/checkpoint (coordinator, global
+// rollback, participants): see dag.go and sink.go. Unlike an aligned
+// barrier it never blocks an input; unlike an unaligned one its channel
+// state is what arrives after the cut, not what the marker overtook.
+// Restore re-injects that channel state. The sink commits a transaction of
+// effects per checkpoint when the checkpoint completes, idempotently, so
+// the run is exactly-once under crash faults. One checkpoint is in flight
+// at a time. Every completed checkpoint is kept in the store and audited
+// after the run: restoring it and draining its channel state through the
+// plan must give the oracle's keyed state at its recorded source offsets,
+// and for workloads.Ledger workloads (bank) the money must add up to zero.
+//
+// # system_metrics
+//
+// Both modes: snapshots_taken, snapshots_consistent, snapshots_inconsistent,
+// consistency_claim, duration_ms, state_bytes, channel_state_bytes (n, mean,
+// p50, max per snapshot), markers, marker_bytes, markers_per_snapshot,
+// reports, report_bytes, safety_violations, inconsistent_examples.
+// bank-p2p adds snapshots_requested, snapshots_incomplete,
+// snapshots_not_durable, fifo_violations_observed, conservation {violated,
+// surplus, deficit, max_surplus, max_deficit}, orphan_messages,
+// snapshots_with_orphans, late_channel_messages, missing_in_flight,
+// double_counted, channel_state_messages, data_messages, and for cl under
+// non-FIFO channels expected_breaks and expected_break. Dataflows add
+// snapshots_missing, audit, wrong_keys_in_snapshots, rollbacks,
+// reinjected_records, checkpoints_aborted, and conservation {violated} for
+// bank.
 package snapshot

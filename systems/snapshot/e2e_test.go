@@ -1,0 +1,143 @@
+package snapshot_test
+
+import (
+	"testing"
+
+	"ftbench/engine"
+	"ftbench/harness"
+	_ "ftbench/systems/none"
+	_ "ftbench/systems/snapshot"
+)
+
+func p2pConfig(variant string, seed uint64, snapshots string, faults ...string) harness.Config {
+	cfg := harness.DefaultConfig()
+	cfg.System, cfg.Variant, cfg.Workload, cfg.Seed = "snapshot", variant, "bank-p2p", seed
+	cfg.Duration = 5 * engine.Second
+	cfg.SystemOpts = map[string]string{"snapshots": snapshots}
+	cfg.Faults = faults
+	return cfg
+}
+
+func execute(t *testing.T, cfg harness.Config) *harness.Result {
+	t.Helper()
+	out, err := harness.Execute(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Result
+}
+
+func metric(t *testing.T, r *harness.Result, key string) int64 {
+	t.Helper()
+	v, ok := r.SystemMetrics[key].(int64)
+	if !ok {
+		t.Fatalf("system_metrics[%q] = %v", key, r.SystemMetrics[key])
+	}
+	return v
+}
+
+func conservation(t *testing.T, r *harness.Result) (surplus, deficit int64) {
+	t.Helper()
+	c := r.SystemMetrics["conservation"].(map[string]any)
+	return c["surplus"].(int64), c["deficit"].(int64)
+}
+
+// On FIFO channels every CL snapshot conserves money and has no orphans,
+// for any seed; every transfer is delivered exactly once.
+func TestP2PChandyLamportConsistent(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		r := execute(t, p2pConfig("", seed, "25"))
+		if metric(t, r, "snapshots_consistent") != 25 || metric(t, r, "orphan_messages") != 0 ||
+			metric(t, r, "safety_violations") != 0 || r.ExitCode != 0 || r.Verdict != "exactly-once" {
+			t.Fatalf("seed %d: exit %d verdict %s %v %v", seed, r.ExitCode, r.Verdict, r.Problems, r.SystemMetrics)
+		}
+		if metric(t, r, "markers") != 25*12 {
+			t.Fatalf("seed %d: %d markers, want N(N-1) = 12 per snapshot", seed, metric(t, r, "markers"))
+		}
+	}
+}
+
+// Naive snapshots violate conservation in both directions, and since naive
+// claims nothing the run does not fail.
+func TestP2PNaiveViolates(t *testing.T) {
+	r := execute(t, p2pConfig("naive", 1, "50"))
+	surplus, deficit := conservation(t, r)
+	if surplus == 0 || deficit == 0 || surplus+deficit < 40 {
+		t.Fatalf("want most of 50 snapshots to violate conservation both ways, got surplus %d deficit %d", surplus, deficit)
+	}
+	if metric(t, r, "markers") != 0 || metric(t, r, "safety_violations") != 0 || r.ExitCode != 0 {
+		t.Fatalf("exit %d %v", r.ExitCode, r.SystemMetrics)
+	}
+}
+
+// Under reordering CL breaks, as the lecture predicts; the break is
+// detected, reported and expected (exit 0). Lai-Yang stays consistent.
+func TestP2PReorder(t *testing.T) {
+	r := execute(t, p2pConfig("cl", 1, "40", "reorder"))
+	bad := metric(t, r, "snapshots_inconsistent")
+	if bad == 0 || metric(t, r, "fifo_violations_observed") == 0 || metric(t, r, "expected_breaks") != bad {
+		t.Fatalf("cl under reorder: %v", r.SystemMetrics)
+	}
+	if metric(t, r, "safety_violations") != 0 || r.ExitCode != 0 || r.SystemMetrics["expected_break"] == nil {
+		t.Fatalf("cl under reorder: exit %d %v", r.ExitCode, r.SystemMetrics)
+	}
+	r = execute(t, p2pConfig("lai-yang", 1, "40", "reorder"))
+	if metric(t, r, "snapshots_consistent") != 40 || metric(t, r, "fifo_violations_observed") == 0 || r.ExitCode != 0 {
+		t.Fatalf("lai-yang under reorder: exit %d %v", r.ExitCode, r.SystemMetrics)
+	}
+}
+
+func dagConfig(system, workload string, faults ...string) harness.Config {
+	cfg := harness.DefaultConfig()
+	cfg.System, cfg.Workload, cfg.Faults = system, workload, faults
+	cfg.Duration = 3 * engine.Second
+	cfg.Rate = 10000
+	cfg.SystemOpts = map[string]string{}
+	if system == "snapshot" {
+		cfg.SystemOpts["checkpoint-interval"] = "500ms"
+	}
+	return cfg
+}
+
+// On dataflows snapshot is a checkpointing scheme: a crash rolls back to
+// the last checkpoint, re-injects its channel state, and the result is
+// exactly-once; every checkpoint passes the restore-and-drain audit.
+func TestDataflowCrashExactlyOnce(t *testing.T) {
+	for _, wl := range []string{"wordcount", "bank"} {
+		r := execute(t, dagConfig("snapshot", wl, "crash"))
+		if r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld || r.ExitCode != 0 {
+			t.Fatalf("%s: dup %d lost %d wrong %d exit %d %v", wl, r.Duplicates, r.Lost, r.WrongKeys, r.ExitCode, r.Problems)
+		}
+		taken := metric(t, r, "snapshots_taken")
+		if taken < 4 || metric(t, r, "snapshots_consistent") != taken || metric(t, r, "rollbacks") != 1 {
+			t.Fatalf("%s: %v", wl, r.SystemMetrics)
+		}
+	}
+}
+
+func TestNoneRunsBank(t *testing.T) {
+	r := execute(t, dagConfig("none", "bank"))
+	if r.Verdict != "exactly-once" || r.WrongKeys != 0 || r.ExitCode != 0 {
+		t.Fatalf("none on bank: %s wrong %d exit %d", r.Verdict, r.WrongKeys, r.ExitCode)
+	}
+}
+
+// Configurations that make no sense are bad input (exit 2), with a reason.
+func TestRejected(t *testing.T) {
+	noneP2P := p2pConfig("", 1, "1")
+	noneP2P.System, noneP2P.SystemOpts = "none", nil
+	naiveDAG := dagConfig("snapshot", "wordcount")
+	naiveDAG.Variant = "naive"
+	countedDAG := dagConfig("snapshot", "wordcount")
+	countedDAG.SystemOpts["snapshots"] = "3"
+	for name, cfg := range map[string]harness.Config{
+		"none on bank-p2p":     noneP2P,
+		"crash on bank-p2p":    p2pConfig("", 1, "1", "crash"),
+		"naive on a dataflow":  naiveDAG,
+		"--snapshots on a DAG": countedDAG,
+	} {
+		if _, err := harness.Execute(cfg); err == nil || !harness.IsInputError(err) {
+			t.Errorf("%s: want an input error, got %v", name, err)
+		}
+	}
+}

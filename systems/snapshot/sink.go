@@ -1,0 +1,91 @@
+package snapshot
+
+import (
+	"fmt"
+
+	"ftbench/engine"
+)
+
+// The sink's two-phase commit (Flink's TwoPhaseCommitSinkFunction): effects
+// processed between two cuts form a transaction. At its cut for checkpoint
+// n the sink pre-commits the open transaction — writes it to the external
+// system under txnKey, not yet visible — and lists every pre-committed,
+// uncommitted transaction in its snapshot. When checkpoint n completes, it
+// commits every transaction up to n. Records the sink processes after its
+// cut (including its recorded channel state) go into the next transaction,
+// so a rollback to n replays exactly what n's transactions do not hold.
+//
+// Committing must be idempotent across a crash, as Kafka's transactional
+// commit is: a transaction's commit makes its effects visible and deletes
+// its pre-committed record in one step (one Handle, which nothing can
+// interrupt). On restore from n the sink commits the transactions n lists
+// whose record still exists — completed checkpoints' transactions it had
+// not committed yet — and no others.
+
+// txnToken tags the store writes of transactions, so that their completion
+// is not taken for a checkpoint's.
+const txnToken = 1 << 62
+
+const effectBytes = 32 // effect id, key, value
+
+type txn struct {
+	id      int64
+	effects []engine.Commit
+}
+
+type sinkTxns struct {
+	self    engine.ProcID
+	pending []engine.Commit // the open transaction
+	open    []txn           // pre-committed, ascending id
+}
+
+func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("snapshot/txn/%d/%d", sink, n) }
+
+// precommit closes the open transaction as checkpoint n's and returns the
+// ids of every pre-committed transaction (the sink's state for n).
+func (s *sinkTxns) precommit(ctx engine.Ctx, n int64) []int64 {
+	if len(s.pending) > 0 {
+		e := s.pending
+		// e is handed to the store: never modified again. The next
+		// transaction is about as large; sizing it so saves re-copying a
+		// slice of hundreds of thousands of effects as it grows.
+		s.pending = make([]engine.Commit, 0, len(e)+len(e)/8)
+		ctx.Store().Put(txnKey(s.self, n), e, int64(len(e))*effectBytes, txnToken+n)
+		s.open = append(s.open, txn{id: n, effects: e})
+	}
+	ids := make([]int64, len(s.open))
+	for i, t := range s.open {
+		ids[i] = t.id
+	}
+	return ids
+}
+
+// commit makes every transaction up to checkpoint n visible.
+func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
+	for len(s.open) > 0 && s.open[0].id <= n {
+		t := s.open[0]
+		s.open = s.open[1:]
+		for _, e := range t.effects {
+			ctx.Commit(e)
+		}
+		ctx.Store().Delete(txnKey(s.self, t.id))
+	}
+}
+
+// restore commits the transactions of a restored checkpoint that are still
+// pre-committed; their effects were never visible.
+func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
+	s.pending, s.open = nil, nil
+	for _, id := range ids {
+		v, ok := ctx.Store().Get(txnKey(s.self, id))
+		if !ok {
+			ctx.Count(cntTxnsDone, 1)
+			continue // committed before the failure
+		}
+		ctx.Count(cntTxnsRecommitted, 1)
+		for _, e := range v.([]engine.Commit) {
+			ctx.Commit(e)
+		}
+		ctx.Store().Delete(txnKey(s.self, id))
+	}
+}

@@ -1,0 +1,198 @@
+package snapshot
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"ftbench/check"
+	"ftbench/engine"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+// Summarize audits every snapshot of the run and reports the results under
+// run.json's system_metrics (keys documented in the package doc).
+func (system) Summarize(r systems.RunInfo) map[string]any {
+	if w, ok := r.Workload.(workloads.PeerToPeer); ok {
+		return summarizeP2P(r, w)
+	}
+	return summarizeDAG(r)
+}
+
+// Consistency claims, as reported.
+const (
+	claimFIFO = "consistent on FIFO channels"
+	claimAny  = "consistent on any channels"
+	claimNone = "none"
+)
+
+func consistencyClaim(variant string) string {
+	switch variant {
+	case CL:
+		return claimFIFO
+	case LaiYang:
+		return claimAny
+	}
+	return claimNone
+}
+
+// maxExamples bounds the inconsistent snapshots described in run.json.
+const maxExamples = 3
+
+func summarizeP2P(r systems.RunInfo, w workloads.PeerToPeer) map[string]any {
+	variant := r.Job.Variant
+	times, _, _ := schedule(r.Job.Opts, r.Log.End)
+	var (
+		taken, consistent, inconsistent, notDurable  int64
+		surplus, deficit, maxSurplus, maxDeficit     int64
+		orphans, withOrphans, late, missing, doubled int64
+		durations, stateBytes, chanBytes, chanMsgs   []float64
+		examples                                     []map[string]any
+	)
+	for _, id := range eventIDs(r.Events, "snapshot_completed") {
+		v, ok := r.Store(snapshotKey(id))
+		if !ok {
+			notDurable++ // completed, but the run ended before it was durable
+			continue
+		}
+		gs := v.(*GlobalSnapshot)
+		a := check.AuditSnapshot(gs.Check(w.Total()))
+		taken++
+		if a.Consistent {
+			consistent++
+		} else {
+			inconsistent++
+			if len(examples) < maxExamples {
+				examples = append(examples, map[string]any{
+					"id": id, "initiator": gs.Initiator, "imbalance": a.Imbalance, "orphans": a.Orphans,
+					"late_channel_messages": a.LateRecorded, "missing_in_flight": a.Missing, "problems": a.Examples,
+				})
+			}
+		}
+		switch {
+		case a.Imbalance > 0:
+			surplus++
+			maxSurplus = max(maxSurplus, a.Imbalance)
+		case a.Imbalance < 0:
+			deficit++
+			maxDeficit = min(maxDeficit, a.Imbalance)
+		}
+		orphans += a.Orphans
+		if a.Orphans > 0 {
+			withOrphans++
+		}
+		late += a.LateRecorded
+		missing += a.Missing
+		doubled += a.DoubleCounted
+		durations = append(durations, float64(gs.CompletedAt-gs.Started())/1e6)
+		var sb, cb, cm int64
+		for _, rep := range gs.Reports {
+			sb += rep.StateBytes
+			cb += rep.channelBytes()
+			for _, ch := range rep.Chans {
+				cm += int64(len(ch))
+			}
+		}
+		stateBytes = append(stateBytes, float64(sb))
+		chanBytes = append(chanBytes, float64(cb))
+		chanMsgs = append(chanMsgs, float64(cm))
+	}
+	requested := int64(len(times))
+	incomplete := requested - taken
+	fifo := r.Counters[cntFIFO]
+	m := map[string]any{
+		"snapshots_requested":      requested,
+		"snapshots_taken":          taken,
+		"snapshots_consistent":     consistent,
+		"snapshots_inconsistent":   inconsistent,
+		"snapshots_incomplete":     incomplete,
+		"snapshots_not_durable":    notDurable,
+		"consistency_claim":        consistencyClaim(variant),
+		"fifo_violations_observed": fifo,
+		"conservation": map[string]any{
+			"violated":    surplus + deficit,
+			"surplus":     surplus, // snapshots holding more money than the total (orphans)
+			"deficit":     deficit, // snapshots holding less (in-flight money not recorded)
+			"max_surplus": maxSurplus,
+			"max_deficit": maxDeficit,
+		},
+		"orphan_messages":        orphans,
+		"snapshots_with_orphans": withOrphans,
+		"late_channel_messages":  late,
+		"missing_in_flight":      missing,
+		"double_counted":         doubled,
+		"duration_ms":            stat(durations),
+		"state_bytes":            stat(stateBytes),
+		"channel_state_bytes":    stat(chanBytes),
+		"channel_state_messages": stat(chanMsgs),
+	}
+	overhead(m, r.Counters, taken)
+	m["data_messages"] = r.Counters[cntData]
+	if len(examples) > 0 {
+		m["inconsistent_examples"] = examples
+	}
+	// The consistency claim: lai-yang on any channels; cl only while the
+	// channels are FIFO, which the receivers observe. Inconsistent cl
+	// snapshots in a run with FIFO violations are the expected break of
+	// the algorithm's assumption, reported but not a safety violation.
+	var violations int64
+	switch {
+	case variant == LaiYang:
+		violations = inconsistent + incomplete
+	case variant == CL && fifo == 0:
+		violations = inconsistent + incomplete
+	case variant == CL:
+		violations = incomplete // termination does not need FIFO
+		if inconsistent > 0 {
+			m["expected_breaks"] = inconsistent
+			m["expected_break"] = fmt.Sprintf("Chandy-Lamport assumes FIFO channels; receivers saw %d messages out of sending order. "+
+				"A transfer sent after its sender's cut that overtakes the marker is counted by the receiver, in its balance (an orphan) "+
+				"or as channel state (a late message): money appears. A marker that overtakes a transfer sent before the cut leaves it "+
+				"recorded nowhere: money vanishes. %d of %d snapshots inconsistent; Lai-Yang (--variant lai-yang) does not depend on order.",
+				fifo, inconsistent, taken)
+		}
+	}
+	m["safety_violations"] = violations
+	return m
+}
+
+// overhead adds the control-message overhead.
+func overhead(m map[string]any, counters map[string]int64, taken int64) {
+	markers := counters[cntMarkers]
+	m["markers"] = markers
+	m["marker_bytes"] = counters[cntMarkerBytes]
+	m["reports"] = counters[cntReports]
+	m["report_bytes"] = counters[cntReportBytes]
+	if taken > 0 {
+		m["markers_per_snapshot"] = round3(float64(markers) / float64(taken))
+	}
+}
+
+// eventIDs lists the ids of events of one kind, ascending, once each.
+func eventIDs(events []engine.Event, kind string) []int64 {
+	var ids []int64
+	for _, e := range events {
+		if e.Kind == kind {
+			ids = append(ids, e.ID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// stat summarises a sample: mean, median and maximum.
+func stat(xs []float64) map[string]any {
+	if len(xs) == 0 {
+		return map[string]any{"n": 0}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	return map[string]any{"n": len(s), "mean": round3(sum / float64(len(s))), "p50": round3(s[len(s)/2]), "max": round3(s[len(s)-1])}
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -1,0 +1,105 @@
+package snapshot
+
+import (
+	"fmt"
+
+	"ftbench/engine"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+func init() { systems.Register(system{}) }
+
+// Variants.
+const (
+	CL      = "cl"
+	Naive   = "naive"
+	LaiYang = "lai-yang"
+)
+
+// Flags.
+const (
+	flagInterval  = "snapshot-interval"
+	flagSnapshots = "snapshots"
+	// flagCheckpoint is shared with barrier (same meaning and default), so
+	// sweeps over the checkpoint interval cover both schemes.
+	flagCheckpoint = "checkpoint-interval"
+)
+
+type system struct{}
+
+func (system) Name() string { return "snapshot" }
+
+func (system) Describe() string {
+	return "Chandy-Lamport marker snapshots: the textbook algorithm on bank-p2p, a checkpointing scheme with channel state on dataflows"
+}
+
+func (system) Variants() []string { return []string{CL, Naive, LaiYang} }
+
+func (system) Flags() []systems.Flag {
+	return []systems.Flag{
+		{Name: flagCheckpoint, Default: "1s", Usage: "time between checkpoint triggers (snapshot: on dataflow workloads)"},
+		{Name: flagInterval, Default: "1s", Usage: "bank-p2p: time between snapshots when --snapshots is 0"},
+		{Name: flagSnapshots, Default: "0", Usage: "bank-p2p: take this many snapshots, spread evenly over the input (0: one every --snapshot-interval)"},
+	}
+}
+
+// Claim is the delivery guarantee. cl and lai-yang deliver every transfer
+// exactly once on bank-p2p (no failures there) and cl recovers exactly-once
+// on dataflows; naive claims nothing. The snapshot-consistency claim is
+// separate and checked by Summarize: see the package documentation.
+func (system) Claim(variant string, _ systems.Options) string {
+	if variant == Naive {
+		return systems.NoClaim
+	}
+	return systems.ExactlyOnce
+}
+
+// RunsPeerToPeer tells the harness that snapshot runs peer-to-peer
+// workloads (bank-p2p).
+func (system) RunsPeerToPeer() bool { return true }
+
+func (system) Compile(job systems.Job) (*engine.Deployment, error) {
+	if w, ok := job.Workload.(workloads.PeerToPeer); ok {
+		return compileP2P(job, w)
+	}
+	if job.Variant != CL {
+		return nil, fmt.Errorf("snapshot variant %s runs on bank-p2p only: it is the lecture's counter-example or its non-FIFO fix, not a checkpointing scheme; use --variant cl on dataflow workloads", job.Variant)
+	}
+	if n, err := job.Opts.Int(flagSnapshots, 0, 1<<20); err != nil {
+		return nil, err
+	} else if n != 0 {
+		return nil, fmt.Errorf("--%s applies to bank-p2p; on dataflow workloads checkpoints are periodic (--%s)", flagSnapshots, flagCheckpoint)
+	}
+	return compileDAG(job)
+}
+
+// schedule is when bank-p2p's snapshots start: times[j-1] for snapshot j.
+// With --snapshots S they are spread evenly over the input, End*j/(S+1),
+// so every one of them sees traffic and finishes before the input ends;
+// otherwise one starts every --snapshot-interval while input is appended.
+// spread is the spacing, within which each naive process picks its time.
+func schedule(opts systems.Options, end engine.Time) (times []engine.Time, spread engine.Time, err error) {
+	interval, err := opts.Duration(flagInterval)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := opts.Int(flagSnapshots, 0, 1<<20)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n > 0 {
+		spread = end / engine.Time(n+1)
+		if spread <= 0 {
+			return nil, 0, fmt.Errorf("--%s=%d does not fit in a %v run", flagSnapshots, n, end)
+		}
+		for j := 1; j <= n; j++ {
+			times = append(times, engine.Time(int64(end)*int64(j)/int64(n+1)))
+		}
+		return times, spread, nil
+	}
+	for t := interval; t < end; t += interval {
+		times = append(times, t)
+	}
+	return times, interval, nil
+}
