@@ -1,0 +1,137 @@
+package lineage
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"ftbench/engine"
+	"ftbench/systems"
+)
+
+func init() { systems.Register(system{}) }
+
+// Flag names. checkpoint-every counts batches, so it cannot share the
+// duration-valued checkpoint-interval of the barrier systems.
+const (
+	optInterval  = "batch-interval"
+	optCkpt      = "checkpoint-every"
+	optShuffle   = "shuffle-partitions"
+	optOverhead  = "task-overhead"
+	optSpeculate = "speculation"
+)
+
+// Variants.
+const (
+	variantParallel = "parallel"
+	variantUpstream = "upstream"
+)
+
+// config is the parsed system options.
+type config struct {
+	interval  engine.Time
+	ckptEvery int
+	shuffle   int
+	overhead  engine.Time
+	speculate bool
+	upstream  bool
+}
+
+type system struct{}
+
+func (system) Name() string { return "lineage" }
+
+func (system) Describe() string {
+	return "Spark Streaming D-Streams: micro-batches, RDD lineage, checkpoint cutoff, parallel recovery (exactly-once)"
+}
+
+func (system) Variants() []string { return []string{variantParallel, variantUpstream} }
+
+func (system) Flags() []systems.Flag {
+	return []systems.Flag{
+		{Name: optInterval, Default: "1s", Usage: "lineage: micro-batch interval"},
+		{Name: optCkpt, Default: "10", Usage: "lineage: checkpoint the state RDDs every k batches (lineage cutoff)"},
+		{Name: optShuffle, Default: "0", Usage: "lineage: partitions of the stages after a shuffle (0: 8 per worker)"},
+		{Name: optOverhead, Default: "2ms", Usage: "lineage: executor CPU to launch one task (deserialise, set up, report)"},
+		{Name: optSpeculate, Default: "false", Usage: "lineage: speculative copies of tasks slower than 1.4x their stage's median"},
+	}
+}
+
+func (system) Claim(string, systems.Options) string { return systems.ExactlyOnce }
+
+func parseConfig(job systems.Job) (config, error) {
+	var c config
+	var err error
+	if c.interval, err = job.Opts.Duration(optInterval); err != nil {
+		return c, err
+	}
+	if c.ckptEvery, err = job.Opts.Int(optCkpt, 1, 1<<20); err != nil {
+		return c, err
+	}
+	if c.shuffle, err = job.Opts.Int(optShuffle, 0, 1<<16); err != nil {
+		return c, err
+	}
+	if c.shuffle == 0 {
+		c.shuffle = 8 * job.Workers
+	}
+	d, err := time.ParseDuration(job.Opts[optOverhead])
+	if err != nil || d < 0 {
+		return c, fmt.Errorf("--%s=%q: want a non-negative duration such as 2ms", optOverhead, job.Opts[optOverhead])
+	}
+	c.overhead = engine.Time(d)
+	if c.speculate, err = strconv.ParseBool(job.Opts[optSpeculate]); err != nil {
+		return c, fmt.Errorf("--%s=%q: want true or false", optSpeculate, job.Opts[optSpeculate])
+	}
+	c.upstream = job.Variant == variantUpstream
+	return c, nil
+}
+
+// Compile deploys the driver on the master node (worker -1, which never
+// crashes), one single-core executor per worker and, for the upstream
+// variant, an idle standby executor on a spare machine that is never crashed
+// either (also worker -1).
+//
+// Faults name processes by operator instance. lineage has no per-operator
+// processes, so executor w answers to <anchor>/<w>, where anchor is the
+// workload's first stateful operator (or first stage): the bare crash and
+// slow faults, which target <anchor>/0, hit executor 0 — the home of that
+// operator's partition 0.
+func (system) Compile(job systems.Job) (*engine.Deployment, error) {
+	cfg, err := parseConfig(job)
+	if err != nil {
+		return nil, err
+	}
+	plan := job.Workload.Plan()
+	stages, err := splitStages(plan)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{w: job.Workload, log: job.Log, plan: plan, stages: stages, cfg: cfg, cost: job.Cost, workers: job.Workers}
+	e.parts = make([]int, len(stages))
+	for i := range stages {
+		e.parts[i] = cfg.shuffle
+	}
+	e.parts[0] = job.Parallelism
+	anchor := plan.Stages[0].Name
+	if _, name := plan.FirstStateful(); name != "" {
+		anchor = name
+	}
+	dep := &engine.Deployment{}
+	e.driver = dep.Add(engine.ProcSpec{Name: "driver", Worker: -1, New: func() engine.Process { return newDriver(e) }})
+	dep.Coordinator = e.driver
+	for w := 0; w < job.Workers; w++ {
+		w := w
+		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
+			Name: fmt.Sprintf("executor/%d", w), Op: anchor, Index: w, Worker: w,
+			New: func() engine.Process { return newExecutor(e, w) },
+		}))
+	}
+	if cfg.upstream {
+		w := job.Workers
+		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
+			Name: "standby", Op: "standby", Worker: -1,
+			New: func() engine.Process { return newExecutor(e, w) },
+		}))
+	}
+	return dep, nil
+}
