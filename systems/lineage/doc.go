@@ -101,7 +101,7 @@
 // their new batches (the upstream-backup baseline); tasks are pinned to
 // their owners. The D-Streams model predicts recovery times of
 // t_up = λ/(1-λ) and t_par ≈ λ/(N(1-λ)) in units of the time the lost work
-// took; REPRODUCTION.md measures both.
+// took; docs/lineage.md measures both.
 //
 // # Metrics
 //
