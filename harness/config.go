@@ -33,6 +33,10 @@ type Config struct {
 	CostOverride []string    // "name=value"
 	Drain        engine.Time // longest drain after the input ends; 0 = default
 	Bucket       engine.Time // time-series bucket; 0 = 100ms
+	// Observe records what a reader of the sink sees and checks it with
+	// porcupine (harness/observe.go); off by default because it holds every
+	// commit in memory.
+	Observe bool
 }
 
 // Defaults used when a Config leaves a field zero.
@@ -116,6 +120,9 @@ func (c *Config) ReplayCommand() string {
 	}
 	if c.Drain > 0 {
 		args = append(args, "--drain", time.Duration(c.Drain).String())
+	}
+	if c.Observe {
+		args = append(args, "--observe")
 	}
 	return strings.Join(args, " ")
 }

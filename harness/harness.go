@@ -23,6 +23,9 @@ type Outcome struct {
 	Rows   []metrics.Row
 	Series *metrics.Series
 	Events []engine.Event
+	// Files are extra files written next to run.json (the observer's
+	// porcupine visualizations), by name.
+	Files map[string][]byte
 }
 
 // Exit codes (DESIGN.md section 6).
@@ -49,8 +52,18 @@ func Execute(cfg Config) (out *Outcome, err error) {
 		return nil, err
 	}
 	out = r.run()
-	out.Result.Host = Host{WallTimeS: time.Since(start).Seconds(), GoVersion: runtime.Version()}
+	out.Result.Host = Host{WallTimeS: time.Since(start).Seconds(), GoVersion: runtime.Version(), ObserverWallS: r.observeWall.Seconds()}
 	return out, nil
+}
+
+// Deployment compiles cfg without running it, so that callers can name its
+// operators and workers (torture draws fault targets from it).
+func Deployment(cfg Config) (*engine.Deployment, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.dep, nil
 }
 
 // drainExtender is implemented by systems that notice lost work only after
@@ -90,6 +103,9 @@ type runner struct {
 	counters  map[string]int64
 	drained   bool
 	drainedAt engine.Time
+
+	obs         *observer // nil unless cfg.Observe
+	observeWall time.Duration
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -159,6 +175,9 @@ func prepare(cfg Config) (*runner, error) {
 		}
 		r.specs = append(r.specs, spec)
 	}
+	if cfg.Observe {
+		r.obs = &observer{}
+	}
 	r.drainMax = cfg.Drain
 	if r.drainMax == 0 {
 		r.drainMax = DefaultDrain
@@ -211,6 +230,9 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
 	r.visible[c.Key] = c.Value
+	if r.obs != nil {
+		r.obs.commit(at, c)
+	}
 }
 
 func (r *runner) Event(e engine.Event) { r.events = append(r.events, e) }
@@ -309,6 +331,10 @@ func (r *runner) finish() *Outcome {
 			Workload: r.w, Log: r.log, Job: r.job,
 		})
 	}
+	var files map[string][]byte
+	if r.obs != nil {
+		files = r.observe(res)
+	}
 	res.ExitCode = r.exitCode(res)
 	events := append([]engine.Event(nil), r.events...)
 	for _, s := range r.specs {
@@ -318,7 +344,7 @@ func (r *runner) finish() *Outcome {
 		}
 	}
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time < events[j].Time })
-	return &Outcome{Result: res, Rows: rows, Series: r.series, Events: events}
+	return &Outcome{Result: res, Rows: rows, Series: r.series, Events: events, Files: files}
 }
 
 func (r *runner) workloadOpts() map[string]string {
@@ -384,6 +410,9 @@ func (r *runner) exitCode(res *Result) int {
 		if n, ok := v.(int64); ok && n > 0 {
 			res.Problems = append(res.Problems, fmt.Sprintf("%d safety violations reported by the system's checks", n))
 		}
+	}
+	if p := observerProblem(res); p != "" {
+		res.Problems = append(res.Problems, p)
 	}
 	if len(res.Problems) > 0 {
 		return ExitSafety

@@ -36,6 +36,7 @@ type Result struct {
 	ExitCode          int              `json:"exit_code"`
 	Problems          []string         `json:"problems"`
 	Replay            string           `json:"replay"`
+	Observer          *Observation     `json:"observer,omitempty"`
 	Host              Host             `json:"host"`
 }
 
@@ -81,4 +82,6 @@ type Host struct {
 	WallTimeS float64 `json:"wall_time_s"`
 	GoVersion string  `json:"go_version"`
 	StartedAt string  `json:"started_at"`
+	// ObserverWallS is the observer's wall time (history, reads, porcupine).
+	ObserverWallS float64 `json:"observer_wall_s,omitempty"`
 }

@@ -60,6 +60,11 @@ func Write(root, runID string, out *Outcome) (string, error) {
 	if err := writeEvents(filepath.Join(tmp, "events.jsonl"), out); err != nil {
 		return "", err
 	}
+	for name, b := range out.Files {
+		if err := os.WriteFile(filepath.Join(tmp, filepath.Base(name)), b, 0o644); err != nil {
+			return "", err
+		}
+	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}

@@ -85,6 +85,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			listCommand(),
+			tortureCommand(),
 			compareCommand(),
 			sweepCommand(),
 			mergeCommand(),

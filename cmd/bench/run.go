@@ -123,6 +123,7 @@ func runCommand() *cli.Command {
 		UsageText: "bench run --system barrier --fault crash [flags]",
 		Flags: append(runFlags(),
 			&cli.StringFlag{Name: "out", Value: "results", Usage: "results root folder"},
+			&cli.BoolFlag{Name: "observe", Usage: "record what a reader of the sink sees and check it with porcupine"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -132,6 +133,7 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			cfg.Observe = c.Bool("observe")
 			started := time.Now()
 			out, err := harness.Execute(cfg)
 			if err != nil {
@@ -176,6 +178,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		held = "CLAIM BROKEN"
 	}
 	fmt.Fprintf(w, "verdict:     %s (claimed %s): %s\n", r.Verdict, r.ClaimedGuarantee, held)
+	printObserver(w, r)
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem:     %s\n", p)
 	}

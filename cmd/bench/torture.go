@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"ftbench/harness"
+	"ftbench/torture"
+)
+
+func tortureCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "torture",
+		Usage: "randomized fault campaign: runs with random faults and workload parameters, every check on, failures shrunk",
+		UsageText: "bench torture --system barrier [--variant V] [--workload W] --runs 200 [--seed S] [--out DIR]\n\n" +
+			"Each run draws its duration, rate, parallelism and workers (unless given) and several faults from the\n" +
+			"campaign seed. Failing runs are printed with the `bench run` line that replays them. Exit 3 if any run\n" +
+			"broke the system's claim, 1 if a run could not execute, 4 if a run did not recover, else 0.",
+		Flags: append(runFlags(),
+			&cli.IntFlag{Name: "runs", Value: 100, Usage: "runs in the campaign"},
+			&cli.StringFlag{Name: "out", Usage: "results folder (default results/torture/<time>-<system>-<variant>-<workload>-s<seed>)"},
+			&cli.IntFlag{Name: "jobs", Usage: "parallel runs (default: all cores)"},
+			&cli.BoolFlag{Name: "observe", Value: true, Usage: "check what a reader of the sink observes with porcupine (--observe=false skips it)"},
+			&cli.IntFlag{Name: "shrink", Value: 3, Usage: "broken runs to shrink, lowest first (0: none)"},
+			&cli.IntFlag{Name: "shrink-budget", Value: torture.DefaultShrinkBudget, Usage: "most runs one shrink executes"},
+			&cli.BoolFlag{Name: "stop", Usage: "stop starting runs after the first broken one (then shrink it)"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("bench torture takes no arguments, got %q", c.Args().First())
+			}
+			if c.IsSet("fault") {
+				return usageErr("bench torture draws its own faults; --fault is for bench run")
+			}
+			cfg, err := configFrom(c)
+			if err != nil {
+				return err
+			}
+			cfg.Observe = c.Bool("observe")
+			out := c.String("out")
+			if out == "" {
+				out = filepath.Join("results", "torture", harness.NewRunID(cfg, time.Now()))
+			}
+			runs := c.Int("runs")
+			progress := func(done, broken int) {
+				// On stderr: stdout is the report alone.
+				if done%10 == 0 && done < runs {
+					fmt.Fprintf(c.App.ErrWriter, "torture: %d of %d runs done, %d broken\n", done, runs, broken)
+				}
+			}
+			rep, err := torture.Campaign(torture.Options{Progress: progress,
+				Base: cfg, Runs: c.Int("runs"), Jobs: c.Int("jobs"), Out: out,
+				Shrink: c.Int("shrink"), ShrinkBudget: c.Int("shrink-budget"), Stop: c.Bool("stop"),
+				Fixed: torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
+					Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")},
+			})
+			if err != nil {
+				if harness.IsInputError(err) {
+					return usageErr("%v", err)
+				}
+				return &exitError{code: harness.ExitInternal, msg: err.Error()}
+			}
+			printTorture(c.App.Writer, rep, out)
+			if code := rep.ExitCode(); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+}
+
+// printTorture prints one line per run that needs attention (with its
+// replay command), the shrunk schedules and the summary table.
+func printTorture(w io.Writer, rep *torture.Report, out string) {
+	for _, r := range rep.Runs {
+		var what string
+		switch r.Class {
+		case torture.Broken:
+			what = "CLAIM BROKEN: " + r.Problem
+		case torture.Liveness:
+			what = "not recovered: " + r.Problem
+		case torture.Unknown:
+			what = "porcupine unknown (the checker timed out; not a pass)"
+		case torture.Errored:
+			what = "error: " + r.Problem
+		default:
+			continue
+		}
+		fmt.Fprintf(w, "run %d %s  replay: %s\n", r.Index, what, r.Replay)
+	}
+	for _, s := range rep.Shrunk {
+		fmt.Fprintf(w, "shrunk run %d: %d faults -> %d, %gs -> %gs of input (%d runs); %s  replay: %s\n",
+			s.Run, s.FaultsBefore, len(s.Faults), s.DurationBeforeS, s.DurationS, s.Tries, s.Problem, s.Replay)
+	}
+	variant := rep.Variant
+	if variant == "" {
+		variant = "default"
+	}
+	fmt.Fprintf(w, "torture %s/%s on %s (claims %s), %d runs from seed %d, %d jobs, %.1fs wall\n",
+		rep.System, variant, rep.Workload, rep.Claim, len(rep.Runs), rep.Seed, rep.Jobs, rep.WallS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var head, row []string
+	for _, c := range append([]torture.Class{"runs"}, torture.Classes...) {
+		head = append(head, string(c))
+		n := rep.Counts[c]
+		if c == "runs" {
+			n = len(rep.Runs)
+		}
+		row = append(row, fmt.Sprint(n))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	fmt.Fprintln(tw, strings.Join(row, "\t"))
+	tw.Flush()
+	if n := rep.Counts[torture.Expected]; n > 0 {
+		var lost, dups int64
+		var nl, nd, nw int
+		for _, r := range rep.Runs {
+			if r.Class != torture.Expected {
+				continue
+			}
+			lost += r.Lost
+			dups += r.Duplicates
+			if r.Lost > 0 {
+				nl++
+			}
+			if r.Duplicates > 0 {
+				nd++
+			}
+			if r.Result != nil && r.Result.WrongKeys > 0 {
+				nw++
+			}
+		}
+		fmt.Fprintf(w, "expected: %d runs lost effects (%d in all), %d duplicated effects (%d in all), %d ended with wrong values; %s allows it\n",
+			nl, lost, nd, dups, nw, rep.Claim)
+	}
+	fmt.Fprintf(w, "results: %s (torture.json)\n", out)
+}

@@ -1,0 +1,332 @@
+package torture
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"ftbench/engine"
+	"ftbench/faults"
+	"ftbench/harness"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+// Props is what torture must know about a system to draw only the faults it
+// is meant to survive, without reading its code.
+type Props struct {
+	// Reorder is true when the system does not rely on FIFO channels, so
+	// reorder windows are drawn for it.
+	Reorder bool
+	// Opts are system options torture sets unless the user set them: values
+	// that make a run of a few simulated seconds meaningful.
+	Opts map[string]string
+}
+
+// props is keyed by "system" or "system/variant"; the variant's entry wins.
+// Why each entry:
+//   - none: nothing to break (at-most-once); reorder only reorders.
+//   - stormack: XOR acking is order-independent (acks reach an acker from
+//     many tasks in any order anyway) and Storm makes no FIFO promise. Its
+//     30 s default ack timeout would outlast a short run's drain, turning
+//     every crash into losses, so torture uses 1 s.
+//   - barrier: a barrier separates the records before it from those after
+//     it only on FIFO channels (aligned and unaligned alike).
+//   - snapshot: Chandy-Lamport markers need FIFO channels, and so does the
+//     naive variant's rollback; Lai-Yang's colouring does not.
+//   - lineage: listed as FIFO until its authors say otherwise (a batch-end
+//     message overtaken by its batch's data would be a false alarm).
+//
+// A system not listed is treated as relying on FIFO, with no options set.
+var props = map[string]Props{
+	"none":              {Reorder: true},
+	"stormack":          {Reorder: true, Opts: map[string]string{"ack-timeout": "1s"}},
+	"barrier":           {},
+	"lineage":           {},
+	"snapshot":          {},
+	"snapshot/lai-yang": {Reorder: true},
+}
+
+// PropsOf returns the properties of a system's variant.
+func PropsOf(system, variant string) Props {
+	if p, ok := props[system+"/"+variant]; ok {
+		return p
+	}
+	return props[system]
+}
+
+// Fixed says which workload parameters the user set; the others are drawn.
+type Fixed struct{ Duration, Rate, Parallelism, Workers bool }
+
+// Ranges of the drawn parameters: runs of a few simulated seconds at rates
+// every system sustains, so that a run takes well under a second of wall
+// time and a campaign of hundreds of runs takes a minute or two.
+const (
+	minDuration   = 3 * engine.Second
+	durationSteps = 7 // 3s, 3.5s, ... 6s
+	minRate       = 1000.0
+	maxRate       = 15000.0
+	maxPar        = 4
+	maxWorkers    = 4
+	maxFaults     = 4
+	minThrottle   = 1000.0 // records/s per channel
+	// checkpointSkew is how far after a checkpoint trigger a crash aimed at
+	// the checkpoint may land: within the barrier propagation and the
+	// snapshot writes (store latency 5 ms plus the state).
+	checkpointSkew = 30 * engine.Millisecond
+)
+
+// intervalFlags name the options whose value is the period of a system's
+// checkpoints (or of the batches it commits): crashes are aimed just after
+// their multiples.
+var intervalFlags = []string{"checkpoint-interval", "snapshot-interval", "batch-interval"}
+
+// draw returns run cfg's random workload parameters and fault schedule.
+func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error) {
+	rng := engine.NewRand(engine.ChildSeed(seed, "torture/schedule"))
+	cfg := base
+	cfg.Seed = seed
+	cfg.Faults = nil
+	cfg.SystemOpts = clone(base.SystemOpts)
+	cfg.WorkloadOpts = clone(base.WorkloadOpts)
+	if !fixed.Duration {
+		cfg.Duration = minDuration + engine.Time(rng.IntN(durationSteps))*500*engine.Millisecond
+	}
+	if !fixed.Rate {
+		r := minRate * math.Pow(maxRate/minRate, rng.Float64())
+		cfg.Rate = math.Round(r/100) * 100
+	}
+	if !fixed.Parallelism {
+		cfg.Parallelism = 1 + rng.IntN(maxPar)
+	}
+	if !fixed.Workers {
+		cfg.Workers = 1 + rng.IntN(maxWorkers)
+	}
+	sys, err := systems.Lookup(cfg.System)
+	if err != nil {
+		return cfg, &harness.InputError{Err: err}
+	}
+	variant, err := systems.ResolveVariant(sys, cfg.Variant)
+	if err != nil {
+		return cfg, &harness.InputError{Err: err}
+	}
+	p := PropsOf(cfg.System, variant)
+	declared := map[string]string{}
+	for _, f := range sys.Flags() {
+		declared[f.Name] = f.Default
+	}
+	for k, v := range p.Opts {
+		if _, set := cfg.SystemOpts[k]; !set {
+			if _, ok := declared[k]; ok {
+				cfg.SystemOpts[k] = v
+			}
+		}
+	}
+	var interval engine.Time
+	for _, name := range intervalFlags {
+		v, ok := cfg.SystemOpts[name]
+		if !ok {
+			v, ok = declared[name]
+		}
+		if d, err := time.ParseDuration(v); ok && err == nil && d > 0 {
+			interval = engine.Time(d)
+			break
+		}
+	}
+	dep, err := harness.Deployment(cfg)
+	if err != nil {
+		return cfg, err
+	}
+	w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts)
+	if err != nil {
+		return cfg, &harness.InputError{Err: err}
+	}
+	// Peer-to-peer workloads model a failure-free system: no crashes.
+	_, p2p := w.(workloads.PeerToPeer)
+	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: p.Reorder, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
+	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
+	return cfg, nil
+}
+
+func clone(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+type drawer struct {
+	rng      *rand.Rand
+	cfg      *harness.Config
+	dep      *engine.Deployment
+	reorder  bool
+	mayCrash bool
+	interval engine.Time
+	crashes  []engine.Time
+	planOps  []string
+}
+
+// uniform returns a time in [lo, hi), rounded to the millisecond so that
+// specs stay readable.
+func (g *drawer) uniform(lo, hi engine.Time) engine.Time {
+	t := lo + engine.Time(g.rng.Int64N(int64(max(hi-lo, 1))))
+	return t / engine.Millisecond * engine.Millisecond
+}
+
+// faults draws n faults, sorted by time, in canonical form.
+func (g *drawer) faults(n int) []string {
+	var specs []faults.Spec
+	for range n {
+		if s, ok := g.fault(); ok {
+			specs = append(specs, s)
+		}
+	}
+	slices.SortStableFunc(specs, func(a, b faults.Spec) int { return cmp.Compare(a.At, b.At) })
+	var out []string
+	for _, s := range specs {
+		if str := s.String(); !slices.Contains(out, str) {
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+func (g *drawer) fault() (faults.Spec, bool) {
+	d := g.cfg.Duration
+	// Faults start within the first 70% of the input, so that the run
+	// shows recovery before the input ends (the drain follows).
+	lo, hi := d/10, d*7/10
+	var ops []engine.ProcSpec
+	for _, p := range g.dep.Procs {
+		if p.Op != "" {
+			ops = append(ops, p)
+		}
+	}
+	edges := g.edges()
+	w := []int{0, 0, 0, 0} // crash, slow, throttle, reorder
+	if g.mayCrash {
+		w[0] = 5
+	}
+	if len(ops) > 0 {
+		w[1] = 2
+	}
+	if len(edges) > 0 {
+		w[2] = 2
+	}
+	if g.reorder {
+		w[3] = 2
+	}
+	if w[0]+w[1]+w[2]+w[3] == 0 {
+		return faults.Spec{}, false
+	}
+	switch pick(g.rng, w) {
+	case 0:
+		return g.crash(lo, hi), true
+	case 1:
+		p := ops[g.rng.IntN(len(ops))]
+		at := g.uniform(lo, hi)
+		return faults.Spec{Kind: faults.Slow, At: at, End: at + g.uniform(100*engine.Millisecond, 1500*engine.Millisecond),
+			Worker: -1, Restart: -1, Op: p.Op, Index: p.Index, Factor: []float64{2, 4, 8, 20}[g.rng.IntN(4)]}, true
+	case 2:
+		e := edges[g.rng.IntN(len(edges))]
+		at := g.uniform(lo, hi)
+		// At least minThrottle: the simulator charges a whole network
+		// buffer at the throttled rate when it is sent, so a buffer of
+		// 1000 small records at 100/s would hold the link for 10 s after
+		// the window closed (see docs/torture.md).
+		perChan := g.cfg.Rate / float64(g.cfg.Parallelism) * (0.2 + 0.8*g.rng.Float64())
+		return faults.Spec{Kind: faults.Throttle, At: at, End: at + g.uniform(100*engine.Millisecond, 1500*engine.Millisecond),
+			Worker: -1, Restart: -1, From: e[0], To: e[1], Rate: max(minThrottle, math.Round(perChan))}, true
+	default:
+		at := g.uniform(lo, hi)
+		s := faults.Spec{Kind: faults.Reorder, At: at, End: at + g.uniform(100*engine.Millisecond, 1500*engine.Millisecond),
+			Worker: -1, Restart: -1, AllEdges: true, P: []float64{0.05, 0.2, 0.5}[g.rng.IntN(3)]}
+		if len(edges) > 0 && g.rng.IntN(3) == 0 {
+			e := edges[g.rng.IntN(len(edges))]
+			s.AllEdges, s.From, s.To = false, e[0], e[1]
+		}
+		return s, true
+	}
+}
+
+// crash draws a crash of a random worker at a random time, just after a
+// checkpoint trigger, or while an earlier crash is being recovered from.
+func (g *drawer) crash(lo, hi engine.Time) faults.Spec {
+	s := faults.Spec{Kind: faults.Crash, Worker: g.rng.IntN(g.cfg.Workers), Restart: -1}
+	cost := engine.DefaultCost()
+	switch mode := g.rng.IntN(3); {
+	case mode == 1 && g.interval > 0 && g.interval < hi:
+		k := engine.Time(1 + g.rng.Int64N(int64(hi/g.interval)))
+		s.At = k*g.interval + g.uniform(0, checkpointSkew)
+	case mode == 2 && len(g.crashes) > 0:
+		prev := g.crashes[g.rng.IntN(len(g.crashes))]
+		// Detection, restart and restore of the earlier crash.
+		s.At = prev + g.uniform(engine.Millisecond, cost.DetectDelay+cost.RestartDelay+500*engine.Millisecond)
+	default:
+		s.At = g.uniform(lo, hi)
+	}
+	// The worker is back before 80% of the input, so recovery can be seen
+	// within the run (none's sources resume at the end of the log, so one
+	// that restarts after the input ended never brings its lag back, which
+	// would read as a liveness failure). The default restart delay is used
+	// half the time, when it fits.
+	fits := g.cfg.Duration*8/10 - lo
+	restart := cost.RestartDelay
+	if g.rng.IntN(2) == 0 || restart > fits {
+		var opts []engine.Time
+		for _, d := range []engine.Time{100 * engine.Millisecond, 300 * engine.Millisecond, engine.Second, 2 * engine.Second} {
+			if d <= fits {
+				opts = append(opts, d)
+			}
+		}
+		if len(opts) == 0 { // a run shorter than a second
+			opts = []engine.Time{max(fits, engine.Millisecond)}
+		}
+		s.Restart = opts[g.rng.IntN(len(opts))]
+		restart = s.Restart
+	}
+	if late := g.cfg.Duration*8/10 - restart; s.At > late {
+		s.At = max(lo, late/engine.Millisecond*engine.Millisecond)
+	}
+	g.crashes = append(g.crashes, s.At)
+	return s
+}
+
+// edges are the plan's consecutive operator pairs that both exist in the
+// deployment (a system may fuse stages).
+func (g *drawer) edges() [][2]string {
+	has := map[string]bool{}
+	for _, p := range g.dep.Procs {
+		has[p.Op] = true
+	}
+	var ops []string
+	for _, o := range g.planOps {
+		if has[o] {
+			ops = append(ops, o)
+		}
+	}
+	var edges [][2]string
+	for i := 0; i+1 < len(ops); i++ {
+		edges = append(edges, [2]string{ops[i], ops[i+1]})
+	}
+	return edges
+}
+
+func pick(rng *rand.Rand, weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	x := rng.IntN(total)
+	for i, w := range weights {
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	panic(fmt.Sprint("pick: bad weights ", weights))
+}

@@ -1,0 +1,271 @@
+// Package torture runs randomized fault campaigns, the way TigerBeetle's
+// VOPR and Jepsen do: one campaign seed draws, for every run, its workload
+// parameters and a schedule of several faults (crashes of random workers at
+// random times — some aimed just after a checkpoint trigger, some while an
+// earlier crash is being recovered from —, slow and throttle windows, and
+// reorder windows for systems that do not rely on FIFO channels). Every
+// check is on: delivery, the oracle, the system's own safety checks
+// (snapshot consistency) and, with Observe, porcupine. A run that breaks
+// the system's claim is reported with the `bench run` line that replays it,
+// and shrunk: faults removed, moved earlier, and the input cut short while
+// the run still breaks the claim.
+//
+// Runs are independent and execute in parallel; each is deterministic, so
+// a campaign's results do not depend on the number of jobs.
+package torture
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"ftbench/check"
+	"ftbench/engine"
+	"ftbench/harness"
+)
+
+// Class is a run's outcome.
+type Class string
+
+// Classes, in the summary's column order.
+const (
+	Passed Class = "passed"
+	// Expected: the claim held, but the run lost or duplicated effects as
+	// the claim allows (none's losses, stormack's duplicates).
+	Expected Class = "expected"
+	Broken   Class = "claim-broken"
+	Liveness Class = "liveness"
+	// Unknown: the checker timed out on the model the claim requires.
+	Unknown Class = "porcupine-unknown"
+	Errored Class = "error"
+)
+
+// Classes lists every class in summary order.
+var Classes = []Class{Passed, Broken, Expected, Liveness, Unknown, Errored}
+
+// Options configure a campaign.
+type Options struct {
+	// Base holds the system, variant, workload, options and seed (the
+	// campaign seed); its duration, rate, parallelism and workers are used
+	// only where Fixed says the user set them.
+	Base   harness.Config
+	Fixed  Fixed
+	Runs   int
+	Jobs   int // parallel runs; 0 = GOMAXPROCS
+	Shrink int // broken runs to shrink, lowest index first
+	// ShrinkBudget bounds the runs one shrink executes; 0 = DefaultShrinkBudget.
+	ShrinkBudget int
+	Out          string // results root; "" writes nothing
+	Now          func() time.Time
+	// Stop ends the campaign at the first broken run: no new runs start,
+	// the ones running finish. Every run before the first broken one has
+	// run, so which run that is does not depend on the number of jobs.
+	Stop bool
+	// Progress, if set, is called after each run, one call at a time.
+	Progress func(done, broken int)
+}
+
+// Run is one run of a campaign.
+type Run struct {
+	Index      int      `json:"index"`
+	Seed       uint64   `json:"seed"`
+	Class      Class    `json:"class"`
+	Faults     []string `json:"faults"`
+	Problem    string   `json:"problem,omitempty"`
+	Duplicates int64    `json:"duplicates"`
+	Lost       int64    `json:"lost"`
+	Observer   string   `json:"observer,omitempty"`
+	Replay     string   `json:"replay"`
+	Dir        string   `json:"dir,omitempty"`
+
+	Config harness.Config  `json:"-"`
+	Result *harness.Result `json:"-"`
+}
+
+// Report is a finished campaign; torture.json in the results folder.
+type Report struct {
+	System   string        `json:"system"`
+	Variant  string        `json:"variant"`
+	Workload string        `json:"workload"`
+	Seed     uint64        `json:"seed"`
+	Claim    string        `json:"claimed_guarantee"`
+	Counts   map[Class]int `json:"counts"`
+	Runs     []*Run        `json:"runs"`
+	Shrunk   []*Shrunk     `json:"shrunk"`
+	WallS    float64       `json:"wall_s"`
+	Jobs     int           `json:"jobs"`
+}
+
+// RunSeed is the seed of run i of a campaign: independent streams per run.
+func RunSeed(campaign uint64, i int) uint64 {
+	return engine.ChildSeed(campaign, "torture/run/"+strconv.Itoa(i))
+}
+
+// Campaign runs the campaign. An error is returned only for bad input (an
+// *harness.InputError) or a results folder that cannot be written; a run
+// that fails to execute is a run of class Errored.
+func Campaign(opt Options) (*Report, error) {
+	start := time.Now()
+	if opt.Jobs <= 0 {
+		opt.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Runs < 1 {
+		return nil, &harness.InputError{Err: fmt.Errorf("--runs must be at least 1, got %d", opt.Runs)}
+	}
+	// Draw run 0 first: it validates the base configuration (unknown system,
+	// variant, option) once, as bad input rather than as N errored runs.
+	if _, err := draw(opt.Base, opt.Fixed, RunSeed(opt.Base.Seed, 0)); err != nil {
+		return nil, err
+	}
+	if opt.Out != "" {
+		if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+			return nil, fmt.Errorf("results folder: %w", err)
+		}
+	}
+	rep := &Report{Workload: opt.Base.Workload, Seed: opt.Base.Seed, Counts: map[Class]int{}, Jobs: opt.Jobs,
+		System: opt.Base.System, Runs: make([]*Run, opt.Runs), Shrunk: []*Shrunk{}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	broken, done, nBroken := false, 0, 0
+	next := make(chan int)
+	for range opt.Jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := execute(opt, i)
+				mu.Lock()
+				rep.Runs[i] = r
+				broken = broken || r.Class == Broken
+				done++
+				if r.Class == Broken {
+					nBroken++
+				}
+				if opt.Progress != nil {
+					opt.Progress(done, nBroken)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	started := 0
+	for ; started < opt.Runs; started++ {
+		mu.Lock()
+		stop := opt.Stop && broken
+		mu.Unlock()
+		if stop {
+			break
+		}
+		next <- started
+	}
+	close(next)
+	wg.Wait()
+	rep.Runs = rep.Runs[:started]
+	for _, r := range rep.Runs {
+		rep.Counts[r.Class]++
+		if r.Result != nil && rep.Variant == "" {
+			rep.Variant, rep.Claim = r.Result.Variant, r.Result.ClaimedGuarantee
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Class == Broken && len(rep.Shrunk) < opt.Shrink {
+			s := shrink(r, opt)
+			rep.Shrunk = append(rep.Shrunk, s)
+		}
+	}
+	rep.WallS = time.Since(start).Seconds()
+	if opt.Out != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return rep, err
+		}
+		if err := os.WriteFile(filepath.Join(opt.Out, "torture.json"), append(b, '\n'), 0o644); err != nil {
+			return rep, fmt.Errorf("writing torture.json: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// execute draws, runs, classifies and stores run i.
+func execute(opt Options, i int) *Run {
+	seed := RunSeed(opt.Base.Seed, i)
+	r := &Run{Index: i, Seed: seed, Faults: []string{}}
+	cfg, err := draw(opt.Base, opt.Fixed, seed)
+	r.Config = cfg
+	if err != nil {
+		r.Class, r.Problem = Errored, "drawing the schedule: "+err.Error()
+		return r
+	}
+	r.Faults, r.Replay = cfg.Faults, cfg.ReplayCommand()
+	out, err := harness.Execute(cfg)
+	if err != nil {
+		r.Class, r.Problem = Errored, firstLine(err.Error())
+		return r
+	}
+	res := out.Result
+	r.Result = res
+	r.Class = classify(res)
+	r.Duplicates, r.Lost = res.Duplicates, res.Lost
+	if res.Observer != nil {
+		r.Observer = res.Observer.Result
+	}
+	if len(res.Problems) > 0 {
+		r.Problem = res.Problems[0]
+	}
+	if opt.Out != "" {
+		dir, err := harness.Write(opt.Out, harness.NewRunID(cfg, opt.Now()), out)
+		if err != nil {
+			r.Class, r.Problem = Errored, "writing results: "+err.Error()
+		}
+		r.Dir = dir
+	}
+	return r
+}
+
+// classify names a run's outcome from its run.json.
+func classify(r *harness.Result) Class {
+	switch {
+	case r.ExitCode == harness.ExitSafety:
+		return Broken
+	case r.Observer != nil && r.Observer.Result == check.LinUnknown:
+		return Unknown
+	case r.ExitCode == harness.ExitLiveness:
+		return Liveness
+	case r.ExitCode != harness.ExitOK:
+		return Errored
+	case r.Duplicates > 0 || r.Lost > 0 || r.WrongKeys > 0:
+		return Expected
+	}
+	return Passed
+}
+
+// ExitCode is the campaign's exit code: 3 if any claim broke, else 1 if a
+// run could not execute, else 4 if a run did not recover, else 0.
+func (r *Report) ExitCode() int {
+	switch {
+	case r.Counts[Broken] > 0:
+		return harness.ExitSafety
+	case r.Counts[Errored] > 0:
+		return harness.ExitInternal
+	case r.Counts[Liveness] > 0:
+		return harness.ExitLiveness
+	}
+	return harness.ExitOK
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
