@@ -112,14 +112,23 @@ func (s *Sim) flush(ch *channel, at engine.Time) {
 func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, prio bool) {
 	start := max(at, ch.linkFree)
 	xfer := engine.Time(float64(bytes) / s.cost.NetBandwidth * 1e9)
-	if rate := s.throttleRate(ch, at); rate > 0 {
+	if rate, until := s.throttleRate(ch, start); rate > 0 {
 		data := 0
 		for i := range items {
 			if !items[i].m.Ctrl {
 				data++
 			}
 		}
-		xfer = max(xfer, engine.Time(float64(data)/rate*1e9))
+		// The link runs at the throttled rate only while the window lasts:
+		// the records that fit before its end go slowly, the rest at full
+		// bandwidth, so a throttle never outlives its window.
+		slow := engine.Time(float64(data) / rate * 1e9)
+		if start+slow > until && data > 0 {
+			inWindow := until - start
+			rest := 1 - float64(inWindow)/float64(slow)
+			slow = inWindow + engine.Time(rest*float64(xfer))
+		}
+		xfer = max(xfer, slow)
 	}
 	arrive := start + xfer + s.cost.NetLatency
 	if !prio {

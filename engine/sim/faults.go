@@ -55,11 +55,12 @@ func (s *Sim) reorderProb(ch *channel, at engine.Time) float64 {
 	return 0
 }
 
-func (s *Sim) throttleRate(ch *channel, at engine.Time) float64 {
+// throttleRate is the rate limit on ch at time at (0: none) and when its window ends.
+func (s *Sim) throttleRate(ch *channel, at engine.Time) (rate float64, until engine.Time) {
 	for _, r := range s.throttles {
 		if at >= r.from && at < r.to && r.match(ch.from.id, ch.to.id) {
-			return r.rate
+			return r.rate, r.to
 		}
 	}
-	return 0
+	return 0, 0
 }

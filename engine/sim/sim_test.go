@@ -211,3 +211,21 @@ func TestStoreWriteCostAndCrash(t *testing.T) {
 		t.Fatalf("a write interrupted by a crash must be lost")
 	}
 }
+
+// A throttle limits the link to its rate during its window and not a moment
+// longer: buffers admitted near the end of the window finish at full speed.
+func TestThrottleWindow(t *testing.T) {
+	var sent int64
+	var got []int64
+	s := newSim(t, pipeline(engine.Microsecond, &sent, &got))
+	s.Throttle(0, 200*engine.Millisecond, 1000, func(from, to engine.ProcID) bool { return from == 0 && to == 1 })
+	s.Run(200 * engine.Millisecond)
+	during := len(got)
+	if during > 260 { // 1000/s for 200ms, plus at most one buffer's worth of slack
+		t.Fatalf("%d records crossed a 1000/s link in 200ms", during)
+	}
+	s.Run(300 * engine.Millisecond)
+	if after := len(got) - during; after < 10*during {
+		t.Fatalf("only %d records in the 100ms after the window (vs %d during it): the throttle outlived its window", after, during)
+	}
+}
