@@ -84,6 +84,11 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 	if !s.twoPC {
 		return nil, 0
 	}
+	if len(s.open) > 0 && brokenEarlyCommit {
+		// The deliberate bug: visible before checkpoint n completes.
+		commitTxn(ctx, n, s.open)
+		s.open = nil
+	}
 	if len(s.open) > 0 {
 		bytes = int64(len(s.open)) * commitBytes
 		ctx.Store().Put(txnKey(ctx.Self(), n), s.open, txnHandleBytes, txnToken(n))
