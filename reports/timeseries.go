@@ -133,6 +133,7 @@ func throughputPlot(g *group) ([]byte, *table, error) {
 		}
 		style := st.line(r.Result.System)
 		style.Width = overlapWidth(i, len(g.Runs))
+		style.Dashes, style.DashOffs = overlapDashes(i)
 		p.Add(segmentLines(xs, ys, style)...)
 		legend = append(legend, legendEntry{g.Labels[i], lineThumb{style}})
 	}
@@ -171,6 +172,7 @@ func latencyPlot(g *group) ([]byte, *table, error) {
 		gap := 2*commitPeriod(r) + 1e-9
 		line, glyph := st.lineAndGlyph(r.Result.System)
 		line.Width = overlapWidth(i, len(g.Runs))
+		line.Dashes, line.DashOffs = overlapDashes(i)
 		glyph.Radius = vg.Points(1.5)
 		p50.Add(gapLines(xs, y50, gap, line, glyph)...)
 		p99.Add(gapLines(xs, y99, gap, line, glyph)...)
@@ -220,6 +222,17 @@ func gapLines(xs, ys []float64, gap float64, line draw.LineStyle, glyph draw.Gly
 }
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// overlapDashes gives every line after the first three a dash pattern,
+// shifted by half a period from one line to the next, so two lines drawn
+// exactly on top of each other (barrier and snapshot often commit alike)
+// alternate their colours along the line.
+func overlapDashes(i int) ([]vg.Length, vg.Length) {
+	if i < 3 {
+		return nil, 0
+	}
+	return []vg.Length{vg.Points(6), vg.Points(6)}, vg.Points(6 * float64(i%2))
+}
 
 // overlapWidth narrows each later line of a plot, so that lines drawn on
 // top of identical ones (two systems at the same rate) leave the earlier
