@@ -232,8 +232,16 @@ func init() {
 // most two faults.
 func TestTortureCatchesEarlyCommit(t *testing.T) {
 	registered(t, "barrier")
+	requireCaughtAndShrunk(t, "test-barrier-early-commit")
+}
+
+// requireCaughtAndShrunk runs a 50-run campaign against a system that breaks
+// its claim and requires torture to catch it and shrink the failing schedule
+// to at most two faults.
+func requireCaughtAndShrunk(t *testing.T, system string) {
+	t.Helper()
 	dir := t.TempDir()
-	code, stdout, stderr := bench(t, "torture", "--system", "test-barrier-early-commit", "--runs", "50", "--stop",
+	code, stdout, stderr := bench(t, "torture", "--system", system, "--runs", "50", "--stop",
 		"--shrink", "1", "--shrink-budget", "40", "--out", dir)
 	if code != harness.ExitSafety {
 		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
@@ -242,5 +250,5 @@ func TestTortureCatchesEarlyCommit(t *testing.T) {
 	if m == nil || atoi(m[3]) > 2 {
 		t.Fatalf("not shrunk to at most two faults:\n%s", stdout)
 	}
-	t.Logf("caught by run %s, shrunk from %s to %s faults", m[1], m[2], m[3])
+	t.Logf("caught by run %s, shrunk from %s to %s faults\n%s", m[1], m[2], m[3], stdout)
 }
