@@ -79,7 +79,6 @@ type runner struct {
 	sys      systems.System
 	variant  string
 	opts     systems.Options
-	wopts    map[string]string
 	cost     engine.CostModel
 	w        workloads.Workload
 	log      *workloads.Log

@@ -134,10 +134,7 @@ func TestFailureRollsBackToLastCompleted(t *testing.T) {
 			completedBefore = e.ID
 		}
 	}
-	var redeploys []Deploy
-	for _, d := range (*deploys)[2:] {
-		redeploys = append(redeploys, d)
-	}
+	redeploys := append([]Deploy(nil), (*deploys)[2:]...)
 	if len(redeploys) != 2 {
 		t.Fatalf("redeploys %+v, want both tasks once", redeploys)
 	}
