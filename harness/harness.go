@@ -234,7 +234,14 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	}
 }
 
-func (r *runner) Event(e engine.Event) { r.events = append(r.events, e) }
+func (r *runner) Event(e engine.Event) {
+	r.events = append(r.events, e)
+	if e.Kind == "checkpoint_completed" {
+		// Recorded by systems/internal/checkpoint with the trigger-to-
+		// complete duration as Value.
+		r.series.Checkpoint(e.Time, engine.Time(e.Value))
+	}
+}
 
 func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 

@@ -13,7 +13,7 @@ const DefaultBucket = 100 * engine.Millisecond
 
 // CSVHeader is the header line of timeseries.csv; its column names are part
 // of the results format, so they live in one place.
-const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms"
+const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms,checkpoints_completed,checkpoint_duration_max_ms"
 
 // Row is one bucket [Start, Start+bucket) of the time series.
 type Row struct {
@@ -27,13 +27,20 @@ type Row struct {
 	// P50 and P99 are end-to-end latencies of the effects committed in the
 	// bucket; 0 when there were none.
 	P50, P99 engine.Time
+	// Checkpoints is the number of checkpoints completed in the bucket and
+	// CheckpointMax the longest of their durations (trigger to complete);
+	// both 0 for systems that do not checkpoint.
+	Checkpoints   int64
+	CheckpointMax engine.Time
 }
 
 type seriesBucket struct {
-	committed int64
-	lag       int64
-	lagSet    bool
-	lat       Histogram
+	committed     int64
+	lag           int64
+	lagSet        bool
+	lat           Histogram
+	checkpoints   int64
+	checkpointMax engine.Time
 }
 
 // Series accumulates the per-bucket time series of a run.
@@ -104,6 +111,7 @@ func (s *Series) Rows() []Row {
 			CommittedPerSec: perSec(b.committed, s.bucket),
 			Lag:             lag,
 		}
+		r.Checkpoints, r.CheckpointMax = b.checkpoints, b.checkpointMax
 		if b.lat.Count() > 0 {
 			r.P50 = b.lat.Quantile(0.50)
 			r.P99 = b.lat.Quantile(0.99)
@@ -111,6 +119,17 @@ func (s *Series) Rows() []Row {
 		rows[i] = r
 	}
 	return rows
+}
+
+// Checkpoint records a checkpoint that completed at time at after taking
+// duration from trigger to completion.
+func (s *Series) Checkpoint(at, duration engine.Time) {
+	if at < 0 {
+		return
+	}
+	b := s.at(int(at / s.bucket))
+	b.checkpoints++
+	b.checkpointMax = max(b.checkpointMax, duration)
 }
 
 // WriteCSV writes the rows as timeseries.csv (CSVHeader, then one line per
@@ -140,6 +159,10 @@ func WriteRowsCSV(w io.Writer, rows []Row) error {
 		buf = strconv.AppendFloat(buf, ms(r.P50), 'f', -1, 64)
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, ms(r.P99), 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.Checkpoints, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, ms(r.CheckpointMax), 'f', -1, 64)
 		buf = append(buf, '\n')
 		bw.Write(buf) // bufio keeps the first error; Flush reports it
 	}

@@ -111,14 +111,16 @@ func TestWriteCSV(t *testing.T) {
 	s.Lag(ms100, 12)
 	s.Commit(250*engine.Millisecond, 2*engine.Millisecond)
 	s.Lag(3*ms100, 4)
+	s.Checkpoint(220*engine.Millisecond, 30*engine.Millisecond)
+	s.Checkpoint(280*engine.Millisecond, 45*engine.Millisecond)
 	var buf bytes.Buffer
 	if err := s.WriteCSV(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := CSVHeader + "\n" +
-		"0,2,20,12,1.5,1.5\n" +
-		"0.1,0,0,12,0,0\n" +
-		"0.2,1,10,4,2,2\n"
+		"0,2,20,12,1.5,1.5,0,0\n" +
+		"0.1,0,0,12,0,0,0,0\n" +
+		"0.2,1,10,4,2,2,2,45\n"
 	if got := buf.String(); got != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
 	}

@@ -206,6 +206,11 @@ func DecodeResult(b []byte) (*harness.Result, error) {
 	return &res, nil
 }
 
+// seriesRequired are the timeseries.csv columns a report needs; columns
+// added to metrics.CSVHeader later (checkpoints_completed, ...) are optional
+// so results stored by an older bench still read.
+var seriesRequired = strings.Split(metrics.CSVHeader, ",")[:6]
+
 // ReadSeries parses timeseries.csv by column name (metrics.CSVHeader);
 // unknown extra columns are ignored.
 func ReadSeries(r io.Reader) ([]SeriesRow, error) {
@@ -218,7 +223,7 @@ func ReadSeries(r io.Reader) ([]SeriesRow, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
 	}
-	for _, want := range strings.Split(metrics.CSVHeader, ",") {
+	for _, want := range seriesRequired {
 		if _, ok := col[want]; !ok {
 			return nil, fmt.Errorf("header lacks column %s", want)
 		}
