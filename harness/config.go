@@ -84,6 +84,8 @@ func (c *Config) validate() error {
 		return inputErr("--workers must be from 1 to 256, got %d", c.Workers)
 	case c.Drain < 0:
 		return inputErr("--drain must not be negative")
+	case c.Bucket < 0:
+		return inputErr("--bucket must be positive")
 	}
 	return nil
 }
@@ -120,6 +122,9 @@ func (c *Config) ReplayCommand() string {
 	}
 	if c.Drain > 0 {
 		args = append(args, "--drain", time.Duration(c.Drain).String())
+	}
+	if c.Bucket > 0 && c.Bucket != DefaultBucket {
+		args = append(args, "--bucket", time.Duration(c.Bucket).String())
 	}
 	if c.Observe {
 		args = append(args, "--observe")

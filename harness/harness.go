@@ -316,7 +316,8 @@ func (r *runner) finish() *Outcome {
 	for _, s := range r.specs {
 		firstFault = min(firstFault, s.At)
 	}
-	steadyEnd = min(steadyEnd, firstFault)
+	// The bucket holding the first fault is not steady state.
+	steadyEnd = min(steadyEnd, firstFault/r.cfg.Bucket*r.cfg.Bucket)
 	steadyStart := r.warmUp
 	if steadyStart >= steadyEnd {
 		// A fault inside the warm-up: measure what there is before it.
@@ -369,6 +370,9 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 	opt := metrics.DefaultRecoveryOptions()
 	opt.WarmUp = r.warmUp
 	opt.Slack = int64(math.Ceil(r.cfg.Rate * r.cfg.Bucket.Seconds()))
+	// Recovery may complete during the drain: the backlog a fault left
+	// must still be worked off, though without new input it goes faster
+	// than under load (README: recovery time).
 	opt.End = r.sim.Now()
 	hasCrash := false
 	for _, s := range r.specs {

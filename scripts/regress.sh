@@ -17,12 +17,17 @@ bin="$out/bench"
 go build -o "$bin" ./cmd/bench
 
 common=(--workload wordcount --fault crash --duration 10s --rate 20000 --seeds 1-2)
-"$bin" sweep --system barrier/aligned,barrier/unaligned,snapshot/cl "${common[@]}" \
-  --param checkpoint-interval=500ms,1s,2s,4s --out "$out/checkpoint-interval" >/dev/null
-"$bin" sweep --system lineage/parallel "${common[@]}" \
-  --param checkpoint-every=1,2,5,10 --out "$out/lineage-checkpoint-every" >/dev/null
-"$bin" sweep --system none,stormack,lineage,barrier,snapshot "${common[@]}" \
-  --out "$out/crash-per-system" >/dev/null
+# Sweep into relative folders so the command recorded in a baseline does not
+# name a temporary path.
+(
+  cd "$out"
+  "$bin" sweep --system barrier/aligned,barrier/unaligned,snapshot/cl "${common[@]}" \
+    --param checkpoint-interval=500ms,1s,2s,4s --out checkpoint-interval >/dev/null
+  "$bin" sweep --system lineage/parallel "${common[@]}" \
+    --param checkpoint-every=1,2,5,10 --out lineage-checkpoint-every >/dev/null
+  "$bin" sweep --system none,stormack,lineage,barrier,snapshot "${common[@]}" \
+    --out crash-per-system >/dev/null
+)
 
 status=0
 for name in checkpoint-interval lineage-checkpoint-every crash-per-system; do

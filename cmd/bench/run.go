@@ -29,6 +29,7 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers, numbered from 0"},
 		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
+		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
 		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see `bench list --costs`)"},
 	}
 	for _, f := range systems.AllFlags() {
@@ -74,6 +75,11 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	}
 	if c.IsSet("drain") {
 		if cfg.Drain, err = parseDuration("drain", c.String("drain")); err != nil {
+			return cfg, err
+		}
+	}
+	if c.IsSet("bucket") {
+		if cfg.Bucket, err = parseDuration("bucket", c.String("bucket")); err != nil {
 			return cfg, err
 		}
 	}

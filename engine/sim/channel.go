@@ -35,6 +35,9 @@ type channel struct {
 	paused   bool
 	nextSeq  uint64
 	linkFree engine.Time // the link is busy serialising until then
+	// prioArrive is when the last overtaking message arrives; later
+	// buffers never arrive before it.
+	prioArrive engine.Time
 }
 
 type netBuf struct {
@@ -131,8 +134,13 @@ func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, pri
 		xfer = max(xfer, slow)
 	}
 	arrive := start + xfer + s.cost.NetLatency
-	if !prio {
+	if prio {
+		ch.prioArrive = max(ch.prioArrive, arrive)
+	} else {
 		ch.linkFree = start + xfer
+		// Nothing sent after an overtaking message may arrive before it
+		// (a small data buffer could otherwise beat a large barrier).
+		arrive = max(arrive, ch.prioArrive)
 	}
 	if p := s.reorderProb(ch, at); p > 0 {
 		// Non-FIFO delivery: this buffer may be held back so that later ones
@@ -205,6 +213,18 @@ func (ch *channel) deliverable(blocked bool) bool {
 // reset drops everything in the channel: the connection died with one of its ends.
 func (s *Sim) reset(ch *channel) {
 	ch.epoch++
+	// An overtaking message already delivered waits in the receiver's
+	// urgent list, outside the channel's queues: it dies with the channel
+	// too, or the receiver would handle it with the data it jumped gone.
+	urgent := ch.to.urgent[:0]
+	for _, u := range ch.to.urgent {
+		if u.ch != ch {
+			urgent = append(urgent, u)
+		}
+	}
+	clear(ch.to.urgent[len(urgent):])
+	ch.to.urgent = urgent
+	ch.prioArrive = 0
 	if ch.out != nil {
 		s.putBuf(ch.out)
 	}

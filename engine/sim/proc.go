@@ -76,6 +76,10 @@ func (p *proc) kill() {
 	p.inc++
 	p.p = nil
 	p.scheduled = false
+	// The dead incarnation's CPU backlog and queued storage writes die with
+	// it: the next one starts with an idle CPU and storage link.
+	p.busyUntil = 0
+	p.storeFree = 0
 	p.timers = p.timers[:0]
 	p.urgent = p.urgent[:0]
 	p.rr = 0

@@ -229,3 +229,57 @@ func TestThrottleWindow(t *testing.T) {
 		t.Fatalf("only %d records in the 100ms after the window (vs %d during it): the throttle outlived its window", after, during)
 	}
 }
+
+// bigOvertaker sends an overtaking message larger than the data that
+// follows it: the data must still arrive after it.
+type bigOvertaker struct{ to engine.ProcID }
+
+func (o *bigOvertaker) Init(ctx engine.Ctx) {
+	ctx.SendOvertaking(o.to, engine.Msg{Kind: 7, Size: 200})
+	ctx.Send(o.to, engine.Msg{Val: 1, Size: 10, Ctrl: true})
+}
+func (o *bigOvertaker) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
+func (o *bigOvertaker) Timer(engine.Ctx, int64)                      {}
+
+func TestNothingOvertakesAnOvertakingMessage(t *testing.T) {
+	var seen, over []int64
+	dep := &engine.Deployment{Coordinator: -1}
+	dep.Add(engine.ProcSpec{Name: "a", Worker: 0, New: func() engine.Process { return &bigOvertaker{to: 1} }})
+	dep.Add(engine.ProcSpec{Name: "b", Worker: 1, New: func() engine.Process { return &recorder{seen: &seen, overtaken: &over} }})
+	c := engine.DefaultCost()
+	c.NetBandwidth = 1e5 // 200 bytes take 2ms on the wire, 10 bytes 0.1ms
+	s, err := New(dep, Config{Seed: 1, Cost: c, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run(engine.Second)
+	if len(seen) != 2 || seen[0] != -1 || seen[1] != 1 {
+		t.Fatalf("seen %v, want the overtaking message first", seen)
+	}
+}
+
+// busy keeps its CPU for 50ms in Init, so messages wait for it.
+type busy struct{ recorder }
+
+func (b *busy) Init(ctx engine.Ctx) { ctx.Work(50 * engine.Millisecond) }
+
+// An overtaking message delivered but not yet handled dies with its channel
+// when the sender crashes, like the data it jumped.
+func TestResetDropsDeliveredOvertakingMessage(t *testing.T) {
+	var seen, over []int64
+	dep := &engine.Deployment{Coordinator: -1}
+	dep.Add(engine.ProcSpec{Name: "a", Worker: 0, New: func() engine.Process { return &overtaker{to: 1} }})
+	dep.Add(engine.ProcSpec{Name: "b", Worker: 1, New: func() engine.Process {
+		return &busy{recorder{seen: &seen, overtaken: &over}}
+	}})
+	s := newSim(t, dep)
+	if err := s.Crash(0, 5*engine.Millisecond, 10*engine.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(engine.Second)
+	for _, v := range seen {
+		if v == -1 {
+			t.Fatalf("the receiver handled an overtaking message from a crashed sender's reset channel: %v", seen)
+		}
+	}
+}
