@@ -316,36 +316,10 @@ func (t *effectTable) annotate(ops []check.Op) {
 	}
 }
 
-// deltaOracle runs a plan sequentially like workloads.Oracle, and also
-// records each sink effect's contribution: its value minus the previous
-// value of its key.
-type deltaOracle struct {
-	plan   *workloads.Plan
-	states []map[uint64]int64
-	final  map[uint64]int64
-	emits  []func(engine.Msg)
-	out    []sinkEffect
-}
-
 type sinkEffect struct {
 	id    engine.EffectID
 	key   uint64
 	delta int64
-}
-
-func (o *deltaOracle) run(i int, m engine.Msg) {
-	st := &o.plan.Stages[i]
-	switch {
-	case st.Sink:
-		o.out = append(o.out, sinkEffect{id: m.ID, key: m.Key, delta: m.Val - o.final[m.Key]})
-		o.final[m.Key] = m.Val
-	case st.Update != nil:
-		s := o.states[i][m.Key]
-		st.Update(&s, m, o.emits[i])
-		o.states[i][m.Key] = s
-	default:
-		st.Fn(m, o.emits[i])
-	}
 }
 
 // deltas feeds every appended record (effects[p] has one entry per record of
@@ -355,12 +329,12 @@ func deltas(w workloads.Workload, effects [][]uint8) (*effectTable, bool) {
 	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
 		return nil, false
 	}
-	o := &deltaOracle{plan: plan, final: map[uint64]int64{}, states: make([]map[uint64]int64, len(plan.Stages))}
-	o.emits = make([]func(engine.Msg), len(plan.Stages))
-	for i := range plan.Stages {
-		o.states[i] = map[uint64]int64{}
-		next := i + 1
-		o.emits[i] = func(m engine.Msg) { o.run(next, m) }
+	// The oracle's sink hook records each effect's contribution: its value
+	// minus the previous value of its key.
+	o := workloads.NewOracle(w)
+	var out []sinkEffect
+	o.OnEffect = func(m engine.Msg, prev int64) {
+		out = append(out, sinkEffect{id: m.ID, key: m.Key, delta: m.Val - prev})
 	}
 	t := &effectTable{base: make([][]int64, len(effects)), count: effects, expect: map[uint64]check.Expect{}}
 	var total, maxN int64
@@ -378,9 +352,9 @@ func deltas(w workloads.Workload, effects [][]uint8) (*effectTable, bool) {
 			if off >= int64(len(effects[p])) {
 				continue
 			}
-			o.out = o.out[:0]
-			o.run(0, w.Record(int32(p), off))
-			for _, e := range o.out {
+			out = out[:0]
+			o.Feed(int32(p), off)
+			for _, e := range out {
 				if j, ok := t.index(e.id); ok {
 					t.delta[j] = e.delta
 				}

@@ -13,6 +13,9 @@ type Oracle struct {
 	// scratch for counting effects of one record
 	effects int32
 	emits   []func(engine.Msg)
+	// OnEffect, when set, sees every sink effect with its key's previous
+	// visible value (the observer derives each effect's contribution).
+	OnEffect func(m engine.Msg, prev int64)
 }
 
 // NewOracle prepares an oracle for w.
@@ -36,6 +39,9 @@ func (o *Oracle) run(i int, m engine.Msg) {
 	switch {
 	case st.Sink:
 		o.effects++
+		if o.OnEffect != nil {
+			o.OnEffect(m, o.final[m.Key])
+		}
 		o.final[m.Key] = m.Val
 	case st.Update != nil:
 		s := o.states[i][m.Key]
