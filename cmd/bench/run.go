@@ -162,7 +162,7 @@ func runCommand() *cli.Command {
 }
 
 func printSummary(w io.Writer, r *harness.Result, dir string) {
-	fmt.Fprintf(w, "%s/%s on %s, seed %d: %.0fs of input at %.0f records/s, parallelism %d on %d workers\n",
+	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers\n",
 		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
