@@ -104,7 +104,6 @@ type source struct {
 	node
 	reader stream.SourceReader
 	router *stream.Router
-	ctx    engine.Ctx
 }
 
 const pollTimer = 1
@@ -163,15 +162,7 @@ func (s *source) Timer(ctx engine.Ctx, _ int64) {
 	if !s.part.Deployed {
 		return
 	}
-	s.ctx = ctx
-	before := s.reader.Next
-	again, done := s.reader.Poll(ctx, s.emit)
-	if read := s.reader.Next - before; read > 0 {
+	if read := s.reader.PollRouted(ctx, s.router, pollTimer); read > 0 {
 		ctx.Count("barrier_source_records_read", read)
 	}
-	if !done {
-		ctx.After(again, pollTimer)
-	}
 }
-
-func (s *source) emit(m engine.Msg) { s.router.Route(s.ctx, m) }

@@ -45,7 +45,6 @@ const tick = 1
 type source struct {
 	reader stream.SourceReader
 	router *stream.Router
-	ctx    engine.Ctx
 }
 
 func (s *source) Init(ctx engine.Ctx) {
@@ -58,15 +57,7 @@ func (s *source) Init(ctx engine.Ctx) {
 
 func (s *source) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
 
-func (s *source) Timer(ctx engine.Ctx, _ int64) {
-	s.ctx = ctx
-	again, done := s.reader.Poll(ctx, s.emit)
-	if !done {
-		ctx.After(again, tick)
-	}
-}
-
-func (s *source) emit(m engine.Msg) { s.router.Route(s.ctx, m) }
+func (s *source) Timer(ctx engine.Ctx, _ int64) { s.reader.PollRouted(ctx, s.router, tick) }
 
 type task struct {
 	stage  *workloads.Stage

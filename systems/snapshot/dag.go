@@ -97,7 +97,6 @@ type source struct {
 	part    checkpoint.Participant
 	acks    pendingAcks
 	polling bool
-	ctx     engine.Ctx
 }
 
 func (s *source) Init(engine.Ctx) { s.part.Coordinator = s.job.coord }
@@ -131,15 +130,7 @@ func (s *source) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	}
 }
 
-func (s *source) Timer(ctx engine.Ctx, _ int64) {
-	s.ctx = ctx
-	again, done := s.reader.Poll(ctx, s.emit)
-	if !done {
-		ctx.After(again, tick)
-	}
-}
-
-func (s *source) emit(m engine.Msg) { s.router.Route(s.ctx, m) }
+func (s *source) Timer(ctx engine.Ctx, _ int64) { s.reader.PollRouted(ctx, s.router, tick) }
 
 // taskState is a task's part of a checkpoint.
 type taskState struct {

@@ -195,7 +195,27 @@ type SourceReader struct {
 	Part  int32
 	Next  int64 // next offset to read
 	Batch int   // records per poll, so backpressure can stop the source between polls
+
+	// set during PollRouted, so routing needs no closure per poll
+	routeCtx engine.Ctx
+	router   *Router
 }
+
+// PollRouted is the source's timer step: it polls, routes every record read
+// through router, and re-arms timer id unless the log is exhausted. It
+// returns how many records it read.
+func (r *SourceReader) PollRouted(ctx engine.Ctx, router *Router, timer int64) int64 {
+	before := r.Next
+	r.routeCtx, r.router = ctx, router
+	again, done := r.Poll(ctx, r.route)
+	r.routeCtx = nil
+	if !done {
+		ctx.After(again, timer)
+	}
+	return r.Next - before
+}
+
+func (r *SourceReader) route(m engine.Msg) { r.router.Route(r.routeCtx, m) }
 
 // Poll reads up to Batch appended records, charging the source's CPU, and
 // hands each to emit. It returns how long to wait before polling again and
