@@ -50,18 +50,25 @@ func TestBadInput(t *testing.T) {
 			if tc.args[0] == "frob" {
 				args = tc.args
 			}
-			code, _, stderr := bench(t, args...)
-			if code != harness.ExitUsage {
-				t.Fatalf("exit code %d, want 2; stderr: %s", code, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			if len(lines) != 1 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("want one line naming %q, got:\n%s", tc.want, stderr)
-			}
-			if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
-				t.Fatalf("stack trace reached the user:\n%s", stderr)
-			}
+			requireUsageError(t, tc.want, args...)
 		})
+	}
+}
+
+// requireUsageError runs bench with args and requires exit code 2 with one
+// line on stderr naming want, and no stack trace.
+func requireUsageError(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, _, stderr := bench(t, args...)
+	if code != harness.ExitUsage {
+		t.Fatalf("exit code %d, want 2; stderr: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("want one line naming %q, got:\n%s", want, stderr)
+	}
+	if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+		t.Fatalf("stack trace reached the user:\n%s", stderr)
 	}
 }
 

@@ -235,17 +235,7 @@ func TestGridBadInput(t *testing.T) {
 			if a[0] == "sweep" || a[0] == "compare" {
 				a = append(a, "--out", filepath.Join(t.TempDir(), "o"))
 			}
-			code, _, stderr := bench(t, a...)
-			if code != harness.ExitUsage {
-				t.Fatalf("exit code %d, want 2; stderr: %s", code, stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			if len(lines) != 1 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("want one line naming %q, got:\n%s", tc.want, stderr)
-			}
-			if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
-				t.Fatalf("stack trace reached the user:\n%s", stderr)
-			}
+			requireUsageError(t, tc.want, a...)
 		})
 	}
 }
