@@ -145,3 +145,22 @@ func ResolveVariant(s System, variant string) (string, error) {
 	}
 	return "", fmt.Errorf("system %s has no variant %q (have %s)", s.Name(), variant, strings.Join(vs, ", "))
 }
+
+// CommitCycler is implemented by systems whose sink makes output visible in
+// bursts: a two-phase-commit sink at each completed checkpoint, a
+// micro-batch system at each batch. CommitCycle is the period of those
+// bursts (0: output is continuous). Measurements that must not alias with
+// the bursts — throughput, the lag trend of the overload and capacity
+// criterion, recovery's pre-fault and hold windows — span whole cycles.
+type CommitCycler interface {
+	CommitCycle(variant string, opts Options) engine.Time
+}
+
+// CommitCycle is s's commit cycle in this configuration (0 when s does not
+// say, or when its options do not parse: Compile reports those).
+func CommitCycle(s System, variant string, opts Options) engine.Time {
+	if c, ok := s.(CommitCycler); ok {
+		return c.CommitCycle(variant, opts)
+	}
+	return 0
+}

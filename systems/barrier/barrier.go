@@ -217,3 +217,13 @@ func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("barrier/tx
 
 // workloadStage is a convenience for constructors.
 func workloadStage(g *stream.Graph, s int) *workloads.Stage { return &g.Plan.Stages[s] }
+
+// CommitCycle: the 2PC sink makes a checkpoint interval's effects visible
+// when that checkpoint completes; the plain sink commits on arrival.
+func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
+	if opts["sink"] != Sink2PC {
+		return 0
+	}
+	d, _ := opts.Duration("checkpoint-interval")
+	return d
+}

@@ -135,3 +135,10 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	}
 	return dep, nil
 }
+
+// CommitCycle: a micro-batch's output becomes visible when the batch's job
+// commits, once per batch interval.
+func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
+	d, _ := opts.Duration(optInterval)
+	return d
+}

@@ -103,3 +103,10 @@ func schedule(opts systems.Options, end engine.Time) (times []engine.Time, sprea
 	}
 	return times, interval, nil
 }
+
+// CommitCycle: on dataflow workloads the two-phase-commit sink makes a
+// checkpoint interval's effects visible when the checkpoint completes.
+func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
+	d, _ := opts.Duration(flagCheckpoint)
+	return d
+}
