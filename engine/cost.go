@@ -11,6 +11,11 @@ import (
 // DefaultCost and are documented by CostParams (printed by `bench list
 // --costs` and in the README); each can be overridden with --cost name=value.
 type CostModel struct {
+	// Cores is the hardware: every worker, and the master node, has this
+	// many cores, shared by all the processes placed on it (0: a CPU per
+	// process, for the runtime's own unit tests).
+	Cores int
+
 	SourceRecord Time // CPU to read one record from the source log and hand it on
 	RecordCPU    Time // CPU of a stateless operator (map, flatMap, filter) per input record
 	StateCPU     Time // CPU of a keyed state read-modify-write per input record
@@ -44,6 +49,8 @@ type CostModel struct {
 // size), and a DFS with 5 ms latency and 200 MB/s per writer.
 func DefaultCost() CostModel {
 	return CostModel{
+		Cores: 4,
+
 		SourceRecord: 1 * Microsecond,
 		RecordCPU:    2 * Microsecond,
 		StateCPU:     4 * Microsecond,
@@ -84,6 +91,7 @@ type CostParam struct {
 // Params lists the cost model's fields with names and meanings, in a fixed order.
 func (c *CostModel) Params() []CostParam {
 	return []CostParam{
+		{Name: "cores", Doc: "cores per worker and on the master node, shared by the processes placed there", i: &c.Cores},
 		{Name: "source-record", Doc: "CPU to read one source record and hand it on", time: &c.SourceRecord},
 		{Name: "record-cpu", Doc: "CPU of a stateless operator per input record", time: &c.RecordCPU},
 		{Name: "state-cpu", Doc: "CPU of a keyed state update per input record", time: &c.StateCPU},

@@ -29,6 +29,9 @@ type Config struct {
 	Rate         float64     // records/s over all partitions; 0 = the workload's default
 	Parallelism  int
 	Workers      int
+	// Cores per worker (and on the master node), shared by every process
+	// placed there; 0 = the cost model's default (engine.DefaultCost).
+	Cores        int
 	Seed         uint64
 	CostOverride []string    // "name=value"
 	Drain        engine.Time // longest drain after the input ends; 0 = default
@@ -82,6 +85,8 @@ func (c *Config) validate() error {
 		return inputErr("--parallelism must be from 1 to 256, got %d", c.Parallelism)
 	case c.Workers < 1 || c.Workers > 256:
 		return inputErr("--workers must be from 1 to 256, got %d", c.Workers)
+	case c.Cores < 0 || c.Cores > 1024:
+		return inputErr("--cores must be from 1 to 1024, got %d", c.Cores)
 	case c.Drain < 0:
 		return inputErr("--drain must not be negative")
 	case c.Bucket < 0:
@@ -105,6 +110,9 @@ func (c *Config) ReplayCommand() string {
 		"--parallelism", strconv.Itoa(c.Parallelism),
 		"--workers", strconv.Itoa(c.Workers),
 	)
+	if c.Cores > 0 {
+		args = append(args, "--cores", strconv.Itoa(c.Cores))
+	}
 	if c.Rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(c.Rate, 'f', -1, 64))
 	}

@@ -137,6 +137,12 @@ func prepare(cfg Config) (*runner, error) {
 			return nil, &InputError{err}
 		}
 	}
+	if cfg.Cores > 0 {
+		if set := r.cost.Cores; set != engine.DefaultCost().Cores && set != cfg.Cores {
+			return nil, inputErr("--cores %d and --cost cores=%d disagree: give one", cfg.Cores, set)
+		}
+		r.cost.Cores = cfg.Cores
+	}
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
 	}
@@ -146,7 +152,7 @@ func prepare(cfg Config) (*runner, error) {
 	r.cfg.Parallelism = cfg.Parallelism
 	rate := cfg.Rate
 	if rate == 0 {
-		rate = workloads.DefaultRate(r.w, &r.cost, cfg.Parallelism)
+		rate = workloads.DefaultRate(r.w, &r.cost, cfg.Parallelism, cfg.Workers)
 	}
 	r.cfg.Rate = rate
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
@@ -283,7 +289,7 @@ func (r *runner) finish() *Outcome {
 	}
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
-		Workers: r.cfg.Workers, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
+		Workers: r.cfg.Workers, Cores: r.cost.Cores, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
 		WarmUpS: r.warmUp.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
 	}
 	res.Replay = r.cfg.ReplayCommand()

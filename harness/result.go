@@ -46,6 +46,7 @@ type RunConfig struct {
 	RateRPS      float64           `json:"rate_rps"`
 	Parallelism  int               `json:"parallelism"`
 	Workers      int               `json:"workers"`
+	Cores        int               `json:"cores"` // per worker and on the master node
 	DrainS       float64           `json:"drain_s"`
 	BucketS      float64           `json:"bucket_s"`
 	WarmUpS      float64           `json:"warm_up_s"`

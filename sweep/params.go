@@ -23,7 +23,7 @@ type Param struct {
 const costPrefix = "cost."
 
 // harnessParams are the run parameters that are fields of harness.Config.
-var harnessParams = []string{"rate", "duration", "drain", "bucket", "parallelism", "workers", "variant", "workload", "fault"}
+var harnessParams = []string{"rate", "duration", "drain", "bucket", "parallelism", "workers", "cores", "variant", "workload", "fault"}
 
 // ParseParam parses NAME=V1,V2,... . Values of `fault` are separated by ';'
 // (fault specs contain commas); a fault value may join several specs with
@@ -186,6 +186,12 @@ func Apply(cfg *harness.Config, name, value string) (applies bool, err error) {
 		} else {
 			cfg.Workers = n
 		}
+	case "cores":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 1024 {
+			return false, bad("an integer from 1 to 1024")
+		}
+		cfg.Cores = n
 	case "variant":
 		sys, err := systems.Lookup(cfg.System)
 		if err != nil {

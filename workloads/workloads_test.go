@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"math"
 	"testing"
 
 	"ftbench/engine"
@@ -119,7 +120,7 @@ func TestBadOptions(t *testing.T) {
 func TestDefaultRateIsHalfTheBusiestCapacity(t *testing.T) {
 	w := mustNew(t, "wordcount", nil)
 	c := engine.DefaultCost()
-	rate := DefaultRate(w, &c, 4)
+	rate := DefaultRate(w, &c, 4, 4)
 	var busiest engine.Time
 	for _, v := range w.CostPerRecord(&c) {
 		busiest = max(busiest, v)
@@ -127,5 +128,40 @@ func TestDefaultRateIsHalfTheBusiestCapacity(t *testing.T) {
 	load := rate * float64(busiest) / 1e9 / 4
 	if load < 0.49 || load > 0.51 {
 		t.Fatalf("default rate %.0f loads the busiest operator to %.2f, want 0.5", rate, load)
+	}
+}
+
+// The capacity bound is the instances' limit while the workers' cores have
+// room, and the cores' limit once more instances share them: a worker's
+// cores carry ceil(par/workers) instances of every operator.
+func TestCapacityBoundSharesCores(t *testing.T) {
+	w := mustNew(t, "grep", nil)
+	c := engine.DefaultCost()
+	var busiest, sum engine.Time
+	for _, v := range w.CostPerRecord(&c) {
+		busiest = max(busiest, v)
+		sum += v
+	}
+	instances := func(par int) float64 { return float64(par) * 1e9 / float64(busiest) }
+	coresOf := func(workers int) float64 { return float64(workers*c.Cores) * 1e9 / float64(sum) }
+	for _, tc := range []struct {
+		par, workers int
+		want         float64
+	}{
+		{1, 4, instances(1)},                  // one pipeline: its busiest instance limits
+		{4, 4, min(instances(4), coresOf(4))}, // one instance of each operator per worker
+		{64, 4, coresOf(4)},                   // 16 of each per worker: cores limit
+		{6, 4, min(instances(6), float64(c.Cores)*1e9*6/(2*float64(sum)))}, // uneven: the busiest worker has 2 of each
+	} {
+		got := CapacityBound(w, &c, tc.par, tc.workers)
+		if math.Abs(got-tc.want) > 1e-6*tc.want {
+			t.Errorf("par %d on %d workers: bound %.0f, want %.0f", tc.par, tc.workers, got, tc.want)
+		}
+	}
+	if got, want := CapacityBound(w, &c, 64, 4), CapacityBound(w, &c, 128, 4); got != want {
+		t.Errorf("cores full at par 64 (%.0f) but par 128 gives %.0f: the bound must stop growing", got, want)
+	}
+	if DefaultRate(w, &c, 64, 4) != math.Round(CapacityBound(w, &c, 64, 4)/2) {
+		t.Error("the default rate is not half the capacity bound")
 	}
 }

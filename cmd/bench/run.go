@@ -26,7 +26,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
 		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the busiest operator's capacity)"},
 		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},
-		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers, numbered from 0"},
+		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers (machines), numbered from 0"},
+		&cli.IntFlag{Name: "cores", Value: engine.DefaultCost().Cores, Usage: "cores per worker and on the master node, shared by the processes placed there"},
 		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
@@ -69,6 +70,12 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg.CostOverride = c.StringSlice("cost")
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
+	if c.IsSet("cores") {
+		cfg.Cores = c.Int("cores")
+		if cfg.Cores < 1 {
+			return cfg, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
+		}
+	}
 	var err error
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
 		return cfg, err
@@ -162,8 +169,8 @@ func runCommand() *cli.Command {
 }
 
 func printSummary(w io.Writer, r *harness.Result, dir string) {
-	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers\n",
-		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers)
+	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers x %d cores\n",
+		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers, r.Config.Cores)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 	}

@@ -83,6 +83,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 	cfg.CostOverride = repeatedValues(c, "cost")
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
+	if c.IsSet("cores") {
+		cfg.Cores = c.Int("cores")
+	}
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
 		return nil, err
 	}
@@ -104,6 +107,8 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 		return nil, usageErr("--parallelism must be from 1 to 256, got %d", cfg.Parallelism)
 	case cfg.Workers < 1 || cfg.Workers > 256:
 		return nil, usageErr("--workers must be from 1 to 256, got %d", cfg.Workers)
+	case c.IsSet("cores") && (cfg.Cores < 1 || cfg.Cores > 1024):
+		return nil, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
 	}
 	cm := engine.DefaultCost()
 	for _, o := range cfg.CostOverride {

@@ -15,6 +15,7 @@ const (
 	evNotify                 // failure detection reaches the coordinator
 	evStoreDone              // a durable write completes
 	evSample                 // metrics bucket boundary
+	evCores                  // a core frees on a machine with processes waiting
 )
 
 type event struct {

@@ -1,5 +1,6 @@
-// Package sim is the deterministic discrete-event runtime: virtual time, one
-// CPU per process charged by Work, bounded FIFO channels that carry records
+// Package sim is the deterministic discrete-event runtime: virtual time,
+// machines whose cores are shared by the processes placed on them
+// (cores.go), CPU charged by Work, bounded FIFO channels that carry records
 // in network buffers, crashes and durable storage. Everything random is drawn
 // from generators derived from the run seed, and simultaneous events are
 // ordered by insertion, so a config and seed always give the same run.
@@ -65,6 +66,10 @@ type Sim struct {
 	processed   uint64
 
 	bufPool [][]item
+
+	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
+	// when the cost model's Cores is 0 (a CPU per process).
+	machines []machine
 }
 
 type stored struct {
@@ -97,6 +102,12 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	if c := cfg.Cost.Cores; c > 0 {
+		s.machines = make([]machine, len(s.workerDown)+1)
+		for i := range s.machines {
+			s.machines[i].free = make([]engine.Time, c)
+		}
 	}
 	n := len(dep.Procs)
 	s.chanOf = make([][]*channel, n)
@@ -172,8 +183,10 @@ func (s *Sim) dispatch(e *event) {
 		p := s.procs[e.proc]
 		if p.up && p.inc == e.inc {
 			p.scheduled = false
-			p.step(e.at)
+			s.runSlice(p, e.at)
 		}
+	case evCores:
+		s.dispatchCores(int(e.proc), e.at)
 	case evTimer:
 		p := s.procs[e.proc]
 		if p.up && p.inc == e.inc {
@@ -232,6 +245,7 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 			p.kill()
 		}
 	}
+	s.freeCores(worker)
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_crash", ID: int64(worker), Value: int64(restart)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: s.now})
 	s.schedule(event{at: s.now + s.cost.DetectDelay, kind: evNotify, a: int64(len(s.failures) - 1)})

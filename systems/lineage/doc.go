@@ -7,9 +7,12 @@
 // # Processes
 //
 // A driver on the master node (worker -1) and one single-core executor per
-// worker. The driver never crashes: driver loss is out of scope (Spark
+// core of every worker (executor x on worker x mod workers, as Spark
+// standalone places spark.executor.cores=1 executors): the executors share
+// their worker's cores and a worker's crash takes all of them. The driver
+// never crashes: driver loss is out of scope (Spark
 // would need a checkpointed DStream graph and a restarted driver). Faults
-// name lineage executors as <op>/<worker>, where op is the workload's first
+// name lineage executors as <op>/<executor>, where op is the workload's first
 // stateful operator (count for wordcount), so the bare crash and slow
 // faults hit executor 0, the home of that operator's partition 0. The
 // upstream variant adds an idle standby executor on a spare machine that

@@ -36,7 +36,8 @@ func (m modelRun) rate() float64 {
 func (m modelRun) config() harness.Config {
 	cfg := harness.DefaultConfig()
 	cfg.System, cfg.Variant, cfg.Workload = "lineage", m.variant, "wordcount"
-	cfg.Workers, cfg.Parallelism = m.n, m.n
+	// N single-core nodes: one executor each, as in the paper's model.
+	cfg.Workers, cfg.Parallelism, cfg.Cores = m.n, m.n, 1
 	cfg.Rate, cfg.Duration, cfg.Drain = m.rate(), m.dur, 5*engine.Second
 	cfg.WorkloadOpts = map[string]string{"zipf-s": "0", "vocabulary": "65536"}
 	cfg.SystemOpts = map[string]string{optShuffle: strconv.Itoa(m.n * m.n), optCkpt: "21"}

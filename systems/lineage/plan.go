@@ -100,9 +100,19 @@ type env struct {
 	parts   []int // partitions per stage: the source's for stage 0, shuffle-partitions after
 	cfg     config
 	cost    *engine.CostModel
-	workers int
+	workers int // executors on the workers: cores per worker x workers
+	nodes   int // workers; executor x runs on worker x % nodes
 	driver  engine.ProcID
-	execs   []engine.ProcID // executors by index: workers 0..W-1, then the standby
+	execs   []engine.ProcID // executors by index: 0..workers-1 on the workers, then the standby
+}
+
+// onWorker lists the executors placed on worker w.
+func (e *env) onWorker(w int) []int {
+	var xs []int
+	for x := w; x < e.workers; x += e.nodes {
+		xs = append(xs, x)
+	}
+	return xs
 }
 
 func (e *env) last() int { return len(e.stages) - 1 }

@@ -19,23 +19,27 @@ type prodKey struct {
 	j       int64
 }
 
+// onFailure loses every executor of the failed worker.
 func (d *driver) onFailure(f engine.Failure) {
-	x := f.Worker
-	if f.FailedAt < d.ex[x].upAt || !d.ex[x].alive {
-		return // already handled when the executor re-registered
+	for _, x := range d.e.onWorker(f.Worker) {
+		if f.FailedAt < d.ex[x].upAt || !d.ex[x].alive {
+			continue // already handled when the executor re-registered
+		}
+		d.lose(x, f.FailedAt)
 	}
-	d.lose(x, f.FailedAt)
 }
 
-// onWorkerUp registers the restarted executor. If the driver never heard of
-// the crash (restart faster than detection), the fresh executor's arrival is
-// the news: everything the old one held is gone.
-func (d *driver) onWorkerUp(x int) {
-	if d.ex[x].alive {
-		d.lose(x, d.ctx.Now())
+// onWorkerUp registers the worker's restarted executors. If the driver
+// never heard of the crash (restart faster than detection), a fresh
+// executor's arrival is the news: everything the old one held is gone.
+func (d *driver) onWorkerUp(w int) {
+	for _, x := range d.e.onWorker(w) {
+		if d.ex[x].alive {
+			d.lose(x, d.ctx.Now())
+		}
+		d.ex[x].alive = true
+		d.ex[x].upAt = d.ctx.Now()
 	}
-	d.ex[x].alive = true
-	d.ex[x].upAt = d.ctx.Now()
 	d.schedule()
 }
 

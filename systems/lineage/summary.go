@@ -90,7 +90,8 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			steady++
 		}
 	}
-	workers := r.Job.Workers
+	// The executors: one per core of every worker (Compile).
+	workers := r.Job.Workers * max(r.Job.Cost.Cores, 1)
 	m := map[string]any{
 		"batch_interval_s":      cfg.interval.Seconds(),
 		"checkpoint_every":      cfg.ckptEvery,
@@ -121,7 +122,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	}
 	recs := []map[string]any{}
 	for _, c := range crashes {
-		recs = append(recs, recoveryMetrics(c, starts, recomputed, rows, cfg.interval, load, workers))
+		recs = append(recs, recoveryMetrics(c, starts, recomputed, rows, cfg.interval, load, workers, r.Job.Workers))
 	}
 	m["recoveries"] = recs
 	return m
@@ -144,31 +145,46 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 // t_up = λ/(1-λ) and t_par ≈ λ/(N(1-λ)). recovery_units_work divides by
 // lost_work_cpu_s/λ instead: the time the lost CPU took at load λ, which is
 // the same if the failed executor held exactly its 1/N share.
-func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []batchRow, interval engine.Time, load float64, workers int) map[string]any {
+//
+// A worker's crash loses all its executors (executor x runs on worker
+// x % nodes); the driver records a recovery_start per executor at the same
+// instant, which are summed here (lost work, tasks) or maxed (lost batches,
+// the last recomputation).
+func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []batchRow, interval engine.Time, load float64, workers, nodes int) map[string]any {
 	out := map[string]any{"worker": c.ID, "failed_at_s": round3(c.Time.Seconds())}
+	onWorker := func(x int64) bool { return nodes > 0 && x%int64(nodes) == c.ID }
 	var st *engine.Event
+	var lostWork engine.Time
+	var lostBatches, tasks int64
 	for i := range starts {
-		if starts[i].ID == c.ID && starts[i].Time >= c.Time {
-			st = &starts[i]
-			break
+		if !onWorker(starts[i].ID) || starts[i].Time < c.Time || (st != nil && starts[i].Time != st.Time) {
+			continue
 		}
+		if st == nil {
+			st = &starts[i]
+		}
+		var failedAt, lb, ckpt, n int64
+		fmt.Sscanf(starts[i].Note, "failed_at=%d lost_batches=%d checkpoint=%d tasks=%d", &failedAt, &lb, &ckpt, &n)
+		lostBatches, tasks = max(lostBatches, lb), tasks+n
+		lostWork += engine.Time(starts[i].Value)
 	}
 	if st == nil {
 		return out
 	}
-	var failedAt, lostBatches, ckpt, tasks int64
-	fmt.Sscanf(st.Note, "failed_at=%d lost_batches=%d checkpoint=%d tasks=%d", &failedAt, &lostBatches, &ckpt, &tasks)
 	span := engine.Time(lostBatches) * interval
 	out["detected_at_s"] = round3(st.Time.Seconds())
-	out["lost_work_cpu_s"] = round3(engine.Time(st.Value).Seconds())
+	out["lost_work_cpu_s"] = round3(lostWork.Seconds())
 	out["lost_batches"] = lostBatches
 	out["lost_span_s"] = round3(span.Seconds())
 	out["recovery_tasks"] = tasks
+	var last engine.Time
 	for _, ev := range recomputed {
-		if ev.ID == c.ID && ev.Time >= st.Time {
-			out["recomputed_s"] = round3((ev.Time - c.Time).Seconds())
-			break
+		if onWorker(ev.ID) && ev.Time >= st.Time {
+			last = max(last, ev.Time)
 		}
+	}
+	if last > 0 {
+		out["recomputed_s"] = round3((last - c.Time).Seconds())
 	}
 	var base []float64
 	for _, b := range rows {
@@ -204,7 +220,7 @@ func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []b
 		if span > 0 {
 			out["recovery_units"] = round3(rec / span.Seconds())
 		}
-		if lost := engine.Time(st.Value).Seconds(); lost > 0 && load > 0 {
+		if lost := lostWork.Seconds(); lost > 0 && load > 0 {
 			out["recovery_units_work"] = round3(rec * load / lost)
 		}
 		break

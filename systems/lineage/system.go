@@ -87,7 +87,10 @@ func parseConfig(job systems.Job) (config, error) {
 }
 
 // Compile deploys the driver on the master node (worker -1, which never
-// crashes), one single-core executor per worker and, for the upstream
+// crashes), one single-core executor per core of every worker (Spark
+// standalone with spark.executor.cores=1 runs one executor per core; a
+// worker's crash takes all of them, and they share the worker's cores with
+// nothing else) and, for the upstream
 // variant, an idle standby executor on a spare machine that is never crashed
 // either (also worker -1).
 //
@@ -106,7 +109,9 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{w: job.Workload, log: job.Log, plan: plan, stages: stages, cfg: cfg, cost: job.Cost, workers: job.Workers}
+	cores := max(job.Cost.Cores, 1)
+	e := &env{w: job.Workload, log: job.Log, plan: plan, stages: stages, cfg: cfg, cost: job.Cost,
+		workers: job.Workers * cores, nodes: job.Workers}
 	e.parts = make([]int, len(stages))
 	for i := range stages {
 		e.parts[i] = cfg.shuffle
@@ -119,15 +124,15 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	dep := &engine.Deployment{}
 	e.driver = dep.Add(engine.ProcSpec{Name: "driver", Worker: -1, New: func() engine.Process { return newDriver(e) }})
 	dep.Coordinator = e.driver
-	for w := 0; w < job.Workers; w++ {
-		w := w
+	for x := 0; x < e.workers; x++ {
+		x := x
 		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("executor/%d", w), Op: anchor, Index: w, Worker: w,
-			New: func() engine.Process { return newExecutor(e, w) },
+			Name: fmt.Sprintf("executor/%d", x), Op: anchor, Index: x, Worker: x % e.nodes,
+			New: func() engine.Process { return newExecutor(e, x) },
 		}))
 	}
 	if cfg.upstream {
-		w := job.Workers
+		w := e.workers
 		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
 			Name: "standby", Op: "standby", Worker: -1,
 			New: func() engine.Process { return newExecutor(e, w) },
