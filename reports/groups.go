@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
+	"ftbench/harness"
 	"ftbench/sweep"
 )
 
@@ -111,11 +113,25 @@ func optionsString(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
+// hardware is the machines a run had, so a comparison says what it ran on
+// (every system of a group runs on the same hardware: the scenario key
+// holds the workers and the cost model, which has the cores).
+func hardware(c harness.RunConfig) string {
+	cores := c.Cores
+	if cores == 0 {
+		cores, _ = strconv.Atoi(c.Cost["cores"]) // results written before run.json had "cores"
+	}
+	if cores == 0 {
+		return fmt.Sprintf(" on %d workers", c.Workers)
+	}
+	return fmt.Sprintf(" on %d workers × %d cores", c.Workers, cores)
+}
+
 // scenarioTitle describes a run's scenario; for groups after the first it
 // adds what differs from the first group.
 func scenarioTitle(r, first *sweep.StoredRun) string {
 	res, c := r.Result, r.Result.Config
-	title := fmt.Sprintf("%s, %.0f records/s, parallelism %d, seed %d", res.Workload, c.RateRPS, c.Parallelism, res.Seed)
+	title := fmt.Sprintf("%s, %.0f records/s, parallelism %d%s, seed %d", res.Workload, c.RateRPS, c.Parallelism, hardware(c), res.Seed)
 	if len(res.Faults) > 0 {
 		title += ", " + strings.Join(res.Faults, " ")
 	}
