@@ -67,8 +67,14 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	q := s.mustProc(to)
 	p.clock += s.cost.SendCost(m.Size)
 	ch := s.channel(p, q)
-	if m.Ctrl && !q.up {
-		return // control messages to a dead process are lost at once
+	if !q.up {
+		// The connection to a process that is down has been reset: what is
+		// sent to it is lost, as Storm's transport drops what it cannot send
+		// and a Flink task writing to a failed one fails (its job manager
+		// then restarts the job). The sender learns of it only through its
+		// protocol (acks, failure notices), and gets no backpressure from a
+		// dead peer.
+		return
 	}
 	wire := s.cost.WireBytes(m.Size)
 	it := item{m: m, seq: ch.nextSeq}
@@ -100,8 +106,10 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	}
 }
 
-// flush puts the sender's buffer on the wire. Data for a process that is
-// down waits in the buffer (using credit) until it is back.
+// flush puts the sender's buffer on the wire. A buffer never holds data
+// for a process that is down (its crash reset the channel and later sends
+// are dropped), but the check keeps a flush timer armed across a crash
+// harmless.
 func (s *Sim) flush(ch *channel, at engine.Time) {
 	if len(ch.out) == 0 || !ch.to.up {
 		return

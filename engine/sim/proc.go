@@ -59,13 +59,6 @@ func (p *proc) init(at engine.Time) {
 	p.p.Init(p)
 	p.stepping = false
 	p.busyUntil = p.clock
-	// Data sent to this process while it was down waited in its senders'
-	// buffers; it can go now.
-	for _, ch := range p.inputs {
-		if len(ch.out) > 0 && !ch.flushArmed {
-			p.sim.flush(ch, p.sim.now)
-		}
-	}
 	p.wake(p.clock)
 }
 
