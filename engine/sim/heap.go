@@ -19,14 +19,19 @@ const (
 )
 
 type event struct {
-	at   engine.Time
-	seq  uint64 // insertion order: deterministic tie-breaking
-	a    int64  // timer id, worker, write slot, restart delay
-	buf  *netBuf
-	proc int32
-	inc  uint32 // incarnation (or channel epoch) the event belongs to
-	kind uint8
+	at    engine.Time
+	seq   uint64 // insertion order: deterministic tie-breaking
+	a     int64  // timer id, worker, write slot, restart delay
+	buf   *netBuf
+	proc  int32
+	inc   uint32 // incarnation (or channel epoch) the event belongs to
+	kind  uint8
+	flags uint8
 }
+
+// flagPeriodic marks a timer that its process re-armed from its own
+// handler: a periodic timer, which quiescence does not wait for.
+const flagPeriodic uint8 = 1
 
 func (e *event) before(o *event) bool {
 	return e.at < o.at || (e.at == o.at && e.seq < o.seq)

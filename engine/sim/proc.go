@@ -31,6 +31,12 @@ type proc struct {
 	overtaken []engine.Msg // valid during Handle of an overtaking message
 	storeFree engine.Time  // the writer's storage bandwidth is busy until then
 	slow      []slowRule
+
+	// firing is the timer being handled while inTimer: a timer that re-arms
+	// itself from its own handler is periodic (a source's poll, a
+	// checkpoint trigger), which quiescence does not wait for.
+	firing  int64
+	inTimer bool
 }
 
 type urgentItem struct {
@@ -130,7 +136,9 @@ func (p *proc) step(at engine.Time) {
 		if p.full == 0 && len(p.timers) > 0 {
 			id := p.timers[0]
 			p.timers = p.timers[1:]
+			p.firing, p.inTimer = id, true
 			p.p.Timer(p, id)
+			p.inTimer = false
 			continue
 		}
 		ch := p.nextInput()
@@ -191,7 +199,11 @@ func (p *proc) Work(d engine.Time) {
 }
 
 func (p *proc) After(d engine.Time, id int64) {
-	p.sim.schedule(event{at: p.clock + max(d, 0), kind: evTimer, proc: int32(p.id), inc: p.inc, a: id})
+	var flags uint8
+	if p.inTimer && p.firing == id {
+		flags = flagPeriodic
+	}
+	p.sim.schedule(event{at: p.clock + max(d, 0), kind: evTimer, proc: int32(p.id), inc: p.inc, a: id, flags: flags})
 }
 
 func (p *proc) Send(to engine.ProcID, m engine.Msg) { p.sim.send(p, to, m, false) }
