@@ -107,6 +107,9 @@ type gather struct {
 
 // finish completes this process's part of a marker or colour snapshot.
 func (p *process) finish(ctx engine.Ctx, c *cut) {
+	if mutantCLDropChannelState && p.cfg.variant == CL && c.id%5 == 0 {
+		c.chans = make([][]engine.Msg, len(c.chans)) // the mutant's bug: channel state lost
+	}
 	r := c.local
 	r.DoneAt = ctx.Now()
 	r.Chans = make([][]check.Recorded, p.cfg.n)
