@@ -83,6 +83,23 @@ func (r *Received) countFrom(from int64) int64 {
 	return n + int64(len(r.Extra)-i)
 }
 
+// Crossing counts, at the instant a control message that was sent after
+// message sent-1 (and before message sent) arrives, the messages that crossed
+// it: Overtook are received numbers >= sent (sent after it, received before
+// it), Overtaken are numbers < sent not yet received (sent before it,
+// received after it). On a FIFO channel both are zero. r is the receiver's
+// ground truth for the channel at that instant.
+func (r *Received) Crossing(sent int64) (overtook, overtaken int64) {
+	overtook = r.countFrom(sent)
+	below := min(r.Contig, sent)
+	for _, e := range r.Extra {
+		if e < sent {
+			below++
+		}
+	}
+	return overtook, sent - below
+}
+
 // Recorded is one message in a channel's recorded state.
 type Recorded struct {
 	Seq    int64

@@ -39,6 +39,31 @@ func TestReceivedAdd(t *testing.T) {
 	}
 }
 
+// r has received messages 0, 2 and 5 of a channel when a marker arrives. If
+// it was sent after 3 messages (0, 1, 2), message 5 overtook it and it
+// overtook message 1; sent after 6 messages, it overtook 1, 3 and 4; sent
+// after message 0 only, messages 2 and 5 overtook it.
+func TestReceivedCrossing(t *testing.T) {
+	r := Received{}
+	for _, s := range []int64{0, 2, 5} {
+		r.Add(s)
+	}
+	for _, c := range []struct{ sent, overtook, overtaken int64 }{
+		{0, 3, 0}, {1, 2, 0}, {3, 1, 1}, {6, 0, 3}, {7, 0, 4},
+	} {
+		if a, b := r.Crossing(c.sent); a != c.overtook || b != c.overtaken {
+			t.Errorf("Crossing(%d) = %d, %d; want %d, %d", c.sent, a, b, c.overtook, c.overtaken)
+		}
+	}
+	fifo := Received{}
+	for s := int64(0); s < 4; s++ {
+		fifo.Add(s)
+	}
+	if a, b := fifo.Crossing(4); a != 0 || b != 0 {
+		t.Errorf("FIFO channel: Crossing(4) = %d, %d; want 0, 0", a, b)
+	}
+}
+
 // Two processes with $100 each and one channel 0 -> 1 carrying $10
 // messages 0, 1, 2.
 func TestAuditSnapshot(t *testing.T) {

@@ -10,8 +10,10 @@ import (
 
 // Report is one process's part of a global snapshot (lecture 12.3.3,
 // mechanism A): its recorded state and its recorded input channels, sent to
-// the initiator once every input channel is closed. Sent and Recv are the
-// audit's ground truth about the process's cut, not part of the algorithm.
+// the initiator once every input channel is closed. Sent, Recv and
+// Crossings are the audit's ground truth about the process's cut, not part
+// of the algorithm: no process reads them, and the recorded state and
+// channel states (Balance, Chans) are the only part the algorithm produces.
 type Report struct {
 	Proc       int
 	RecordedAt engine.Time // the local state was recorded
@@ -22,7 +24,25 @@ type Report struct {
 	Sent       []int64          // per peer: transfers sent before the cut
 	Recv       []check.Received // per peer: transfers received before the cut
 	Chans      [][]check.Recorded
+	// Crossings (cl only), per peer: the transfers that crossed this
+	// snapshot's marker on the channel from that peer.
+	Crossings []Crossing
 }
+
+// Crossing is what crossed one snapshot's marker on one channel, measured
+// by the receiver when the marker arrived (check.Received.Crossing): the
+// marker carries how many transfers its sender had sent before it, and the
+// receiver knows which numbers it had received. This is the one way a
+// non-FIFO channel can break Chandy-Lamport: if no transfer crosses any of
+// a snapshot's markers, every channel behaves as FIFO for that snapshot
+// and the lecture's proof (Theorem 12.1) holds for it.
+type Crossing struct {
+	Overtook  int64 // sent after the marker, received before it
+	Overtaken int64 // sent before the marker, received after it
+}
+
+// crossed reports whether anything crossed the marker.
+func (c Crossing) crossed() bool { return c.Overtook+c.Overtaken > 0 }
 
 func (r *Report) channelBytes() int64 {
 	n := 0
@@ -87,6 +107,9 @@ type gather struct {
 
 // finish completes this process's part of a marker or colour snapshot.
 func (p *process) finish(ctx engine.Ctx, c *cut) {
+	if mutantCLDropChannelState && p.cfg.variant == CL && c.id%5 == 0 {
+		c.chans = make([][]engine.Msg, len(c.chans)) // the mutant's bug: channel state lost
+	}
 	r := c.local
 	r.DoneAt = ctx.Now()
 	r.Chans = make([][]check.Recorded, p.cfg.n)

@@ -277,6 +277,9 @@ func (t *task) marker(ctx engine.Ctx, i int, n int64) {
 }
 
 func (t *task) persist(ctx engine.Ctx, c *cut) {
+	if mutantCLDropChannelState && c.id%5 == 0 {
+		c.chans = make([][]engine.Msg, len(c.chans)) // the mutant's bug: channel state lost
+	}
 	c.snap.Chans = c.chans
 	state := stream.StateBytes(len(c.snap.KV)) + 8*int64(len(c.snap.Txns))
 	chans, _ := c.channelBytes()

@@ -121,7 +121,7 @@ func (p *process) Timer(ctx engine.Ctx, id int64) {
 	j := id - timerSnapBase
 	switch p.cfg.variant {
 	case CL:
-		p.clMarker(ctx, -1, j)
+		p.clMarker(ctx, -1, j, 0)
 	case LaiYang:
 		p.lyRecord(ctx, j)
 	case Naive:
@@ -164,7 +164,7 @@ func (p *process) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		p.receive(ctx, q, m)
 	case kindMarker:
 		p.fifoCheck(ctx, q, m.Val)
-		p.clMarker(ctx, q, int64(m.Key))
+		p.clMarker(ctx, q, int64(m.Key), m.Val)
 	case kindDone:
 		p.fifoCheck(ctx, q, m.Val)
 		p.lyDone(ctx, q, int64(m.Key), m.Val)
@@ -203,8 +203,7 @@ func (p *process) receive(ctx engine.Ctx, q int, m engine.Msg) {
 // messages with what has arrived: on a FIFO channel exactly messages
 // 0..sent-1 precede it.
 func (p *process) fifoCheck(ctx engine.Ctx, q int, sent int64) {
-	r := &p.recv[q]
-	if r.Contig < sent || r.Max() >= sent {
+	if a, b := p.recv[q].Crossing(sent); a+b > 0 {
 		ctx.Count(cntFIFO, 1)
 	}
 }
@@ -221,6 +220,9 @@ func (p *process) local(ctx engine.Ctx, id int64) *Report {
 		StateBytes: 16, // balance and log offset
 		Sent:       append([]int64(nil), p.sent...),
 		Recv:       make([]check.Received, p.cfg.n),
+	}
+	if p.cfg.variant == CL {
+		r.Crossings = make([]Crossing, p.cfg.n)
 	}
 	for q := range p.recv {
 		r.Recv[q] = p.recv[q].Clone()
@@ -250,9 +252,9 @@ func (p *process) clRecord(ctx engine.Ctx, id int64, q int) *cut {
 	return c
 }
 
-// clMarker is a marker of snapshot id arriving from q (-1: the initiator's
-// own start).
-func (p *process) clMarker(ctx engine.Ctx, q int, id int64) {
+// clMarker is a marker of snapshot id arriving from q after q had sent
+// sent transfers on the channel (q = -1: the initiator's own start).
+func (p *process) clMarker(ctx engine.Ctx, q int, id, sent int64) {
 	if p.cfg.variant != CL {
 		return
 	}
@@ -261,6 +263,12 @@ func (p *process) clMarker(ctx engine.Ctx, q int, id int64) {
 		c = p.clRecord(ctx, id, q)
 	} else {
 		c.close(q) // 12.3.1 step 2b: q's channel state is complete
+	}
+	if q >= 0 {
+		// For the audit, not the algorithm: which transfers crossed this
+		// snapshot's marker on q's channel, from the channel's ground truth.
+		overtook, overtaken := p.recv[q].Crossing(sent)
+		c.local.Crossings[q] = Crossing{Overtook: overtook, Overtaken: overtaken}
 	}
 	if c.open == 0 {
 		p.cuts.remove(c)

@@ -2,9 +2,14 @@ package snapshot
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"ftbench/engine"
+	"ftbench/systems"
+	"ftbench/workloads"
 )
 
 var update = flag.Bool("update", false, "rewrite golden traces")
@@ -149,4 +154,92 @@ func TestCLConcurrentSnapshots(t *testing.T) {
 		t.Fatalf("%d markers, want 6 per snapshot", got)
 	}
 	golden(t, "cl_concurrent", s.trace.String())
+}
+
+// crossings is what snapshot j's collected reports say crossed its markers.
+func (s *script) crossings(j int64) []markerCrossing {
+	s.t.Helper()
+	v, ok := s.store[snapshotKey(j)]
+	if !ok {
+		s.t.Fatalf("snapshot %d was not collected", j)
+	}
+	return markerCrossings(v.(*GlobalSnapshot))
+}
+
+// The receivers measure, per snapshot and channel, what crossed that
+// snapshot's marker: in the two counter-examples it is the one transfer on
+// C01, in the direction that broke the snapshot; a later snapshot taken on
+// FIFO-behaving channels has none.
+func TestCLMarkerCrossings(t *testing.T) {
+	for _, overtake := range []bool{true, false} {
+		s := nonFIFO(t, CL, overtake)
+		s.initiate(2) // P1 initiates; everything is delivered in order
+		s.send(0, 1, 5)
+		s.send(1, 0, 7)
+		s.drain()
+		want := markerCrossing{From: 0, To: 1, Overtaken: 1}
+		if overtake {
+			want = markerCrossing{From: 0, To: 1, Overtook: 1}
+		}
+		if got := s.crossings(1); len(got) != 1 || got[0] != want {
+			t.Errorf("overtake=%v: snapshot 1 crossings %+v, want [%+v]", overtake, got, want)
+		}
+		if got := s.crossings(2); len(got) != 0 {
+			t.Errorf("overtake=%v: snapshot 2 crossings %+v, want none", overtake, got)
+		}
+		if a := s.audit(2); !a.Consistent {
+			t.Errorf("overtake=%v: snapshot 2 %+v", overtake, a)
+		}
+	}
+}
+
+// A crossing excuses only its own snapshot. Snapshot 1 breaks because a
+// transfer overtakes its marker; snapshot 2 is consistent until its
+// channel state is dropped after collection (what a bug would do). The
+// run has FIFO violations, yet snapshot 2 must count as a safety
+// violation, and snapshot 1 alone as an expected break.
+func TestCLExcuseIsPerSnapshot(t *testing.T) {
+	s := nonFIFO(t, CL, true)
+	s.send(0, 1, 30) // in flight across snapshot 2's cut (P1 initiates): its channel state
+	s.initiate(2)
+	s.drain()
+	g2 := s.store[snapshotKey(2)].(*GlobalSnapshot)
+	if a := s.audit(2); !a.Consistent || a.ChannelMoney != 30 {
+		t.Fatalf("snapshot 2 before tampering: want consistent with $30 in a channel, got %+v", a)
+	}
+	for _, r := range g2.Reports {
+		for q := range r.Chans {
+			r.Chans[q] = nil
+		}
+	}
+	m := summarizeScript(s, CL, 2)
+	if m["snapshots_inconsistent"] != int64(2) || m["expected_breaks"] != int64(1) || m["unexcused_breaks"] != int64(1) ||
+		m["snapshots_with_marker_crossings"] != int64(1) || m["safety_violations"] != int64(1) {
+		t.Fatalf("want snapshot 1 excused and snapshot 2 a violation, got %v", m)
+	}
+	if ex := m["excused_snapshots"].([]map[string]any); len(ex) != 1 || ex[0]["id"] != int64(1) {
+		t.Fatalf("excused_snapshots = %v, want snapshot 1 only", m["excused_snapshots"])
+	}
+	if un := m["unexcused_snapshots"].([]int64); len(un) != 1 || un[0] != 2 {
+		t.Fatalf("unexcused_snapshots = %v, want [2]", un)
+	}
+}
+
+// summarizeScript runs Summarize over snapshots 1..n of a script, as the
+// harness would after a run that scheduled n of them.
+func summarizeScript(s *script, variant string, n int64) map[string]any {
+	var events []engine.Event
+	for j := int64(1); j <= n; j++ {
+		events = append(events, engine.Event{Kind: "snapshot_completed", ID: j})
+	}
+	w, err := workloads.New("bank-p2p", 1, map[string]string{"processes": fmt.Sprint(s.n)})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return summarizeP2P(systems.RunInfo{
+		Events: events, Counters: s.counts, Workload: w,
+		Store: func(key string) (any, bool) { v, ok := s.store[key]; return v, ok },
+		Log:   &workloads.Log{Parts: s.n, Rate: 1, End: engine.Time(n+1) * engine.Second},
+		Job:   systems.Job{Variant: variant, Opts: systems.Options{flagSnapshots: fmt.Sprint(n), flagInterval: "1s"}},
+	}, w.(workloads.PeerToPeer))
 }
