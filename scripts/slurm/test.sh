@@ -56,16 +56,12 @@ cleanup() {
   status=$?
   set +e
   [ ${#array_jobs[@]} -eq 0 ] || scancel "${array_jobs[@]}" 2>/dev/null
-  for f in "$work/slurmd.pid" "$work/slurmctld.pid"; do
-    if [ -s "$f" ]; then
-      pid=$(cat "$f")
-      kill "$pid" 2>/dev/null
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
+  # Stop what this script started, by process id, and wait for it to go:
+  # the daemons, then munged, which they use until they exit.
+  for pid in $(cat "$work/slurmd.pid" "$work/slurmctld.pid" 2>/dev/null) $munged_pid; do
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
-  if [ -n "$munged_pid" ]; then
-    kill "$munged_pid" 2>/dev/null
-  fi
   if [ "$status" -eq 0 ] && [ "${KEEP:-}" != 1 ]; then
     rm -rf "$work"
   else
