@@ -56,7 +56,12 @@ func tortureCommand() *cli.Command {
 			if sh != nil {
 				opts.Shard = *sh
 			}
-			runs := c.Int("runs")
+			runs := 0 // this shard's
+			for i := range c.Int("runs") {
+				if opts.Shard.Has(i) {
+					runs++
+				}
+			}
 			progress := func(done, broken int) {
 				// On stderr: stdout is the report alone.
 				if done%10 == 0 && done < runs {
