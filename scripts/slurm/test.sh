@@ -5,8 +5,11 @@
 # its own (SLURM_CONF; /etc/slurm is left alone), submits each as a 4-task
 # array with its merge job (scripts/slurm/submit.sh), runs the same sweep and
 # campaign locally, and checks that the merged curve.json and curve.csv, and
-# the campaign's summary.json, are byte-identical to the local ones. It stops
-# the daemons it started when it ends, whatever happens.
+# the campaign's summary.json, are byte-identical to the local ones. A third
+# campaign runs the deliberately broken barrier sink (-tags
+# ftbench_broken_sink): a shard exits 3, and the merge job must still run
+# (afterany), report the broken claim and exit 3 like the local campaign. It
+# stops the daemons it started when it ends, whatever happens.
 #
 # Needs root and apt-get. Outside CI it skips with one line where it cannot
 # have them; under CI (CI=true) that is a failure. KEEP=1 keeps the work folder.
@@ -124,31 +127,39 @@ done
 echo "slurm test: single-node Slurm up ($host, $cpus CPUs) after $((SECONDS - start))s"
 
 # --- the jobs -------------------------------------------------------------------
-bin=$work/bench
+bin=$work/bench broken_bin=$work/bench-broken
 go build -o "$bin" ./cmd/bench
+go build -tags ftbench_broken_sink -o "$broken_bin" ./cmd/bench
 # Small, so the test stays well under five minutes on two cores: 4 points
-# (one per shard) x 2 seeds of 2 s, and 8 torture runs of 2 s.
+# (one per shard) x 2 seeds of 2 s, 8 torture runs of 2 s, and 8 runs of the
+# broken build (drawn durations: its early commit needs a few seconds to
+# show; run 0 catches it) with one short shrink.
 sweep=(sweep --system barrier/aligned,barrier/unaligned --param checkpoint-interval=1s,2s --seeds 1-2
   --duration 2s --fault crash)
 campaign=(torture --system barrier --runs 8 --seed 1 --duration 2s)
+broken=(torture --system barrier --runs 8 --seed 1 --shrink 1 --shrink-budget 10)
 jobs=()
 submit() {
-  local what=$1 ids a m
-  shift
-  ids=$(scripts/slurm/submit.sh --tasks 4 --bin "$bin" "$work/$what" "$@") || fail "submitting the $what"
+  local what=$1 b=$2 ids a m
+  shift 2
+  ids=$(scripts/slurm/submit.sh --tasks 4 --bin "$b" "$work/$what" "$@") || fail "submitting the $what"
   read -r _ a _ m <<<"$ids"
   array_jobs+=("$a" "$m")
   jobs+=("$what:$a:$m")
   echo "slurm test: $what submitted: array $a, merge $m"
 }
-submit sweep "${sweep[@]}"
-submit campaign "${campaign[@]}"
+submit sweep "$bin" "${sweep[@]}"
+submit campaign "$bin" "${campaign[@]}"
+submit broken "$broken_bin" "${broken[@]}"
 
 # The same sweep and campaign, unsharded, while Slurm runs them.
 "$bin" "${sweep[@]}" --out "$work/local-sweep" >"$work/log/local-sweep.out" 2>&1 ||
   fail "the local sweep failed (see $work/log/local-sweep.out)"
-local_torture=0
-"$bin" "${campaign[@]}" --out "$work/local-campaign" >"$work/log/local-campaign.out" 2>&1 || local_torture=$?
+declare -A want=([sweep]=0 [campaign]=0 [broken]=0)
+"$bin" "${campaign[@]}" --out "$work/local-campaign" >"$work/log/local-campaign.out" 2>&1 || want[campaign]=$?
+"$broken_bin" "${broken[@]}" --out "$work/local-broken" >"$work/log/local-broken.out" 2>&1 || want[broken]=$?
+[ "${want[broken]}" -eq 3 ] ||
+  fail "the broken build's local campaign exited ${want[broken]}, want 3 (see $work/log/local-broken.out)"
 
 for i in $(seq 480); do
   [ -n "$(squeue -h -j "$(IFS=,; echo "${array_jobs[*]}")" 2>/dev/null)" ] || break
@@ -162,15 +173,19 @@ for j in "${jobs[@]}"; do
   n=$(find "$work/$what" -maxdepth 1 -name 'shard-*-of-4' | wc -l)
   [ "$n" -eq 4 ] || fail "$what: $n of 4 shard folders in $work/$what (logs: $work/$what/logs)"
   code=$(exit_code "$m")
-  want=0
-  [ "$what" = sweep ] || want=$local_torture
-  [ "$code" = "$want" ] ||
-    fail "$what: the merge job exited ${code:-?}, want $want: $(tail -n 3 "$work/$what"/logs/merge-*.out)"
+  [ "$code" = "${want[$what]}" ] ||
+    fail "$what: the merge job exited ${code:-?}, want ${want[$what]}: $(tail -n 3 "$work/$what"/logs/merge-*.out)"
 done
+# The broken campaign's merge ran although a shard task failed.
+scontrol -o show job "$(cut -d: -f2 <<<"${jobs[2]}")" | grep -q ' ExitCode=3:' ||
+  fail "no task of the broken campaign's array exited 3"
+grep -q 'CLAIM BROKEN' "$work/broken"/logs/merge-*.out || fail "the broken campaign's merge job did not report the broken claim"
 cmp "$work/local-sweep/curve.json" "$work/sweep/merged/curve.json" || fail "merged curve.json differs from the local sweep's"
 cmp "$work/local-sweep/curve.csv" "$work/sweep/merged/curve.csv" || fail "merged curve.csv differs from the local sweep's"
 [ -s "$work/sweep/merged/report/summary.md" ] || fail "the merge job wrote no report"
-cmp "$work/local-campaign/summary.json" "$work/campaign/merged/summary.json" ||
-  fail "merged campaign summary.json differs from the local campaign's"
-echo "slurm test: ok in $((SECONDS - start))s: 4-shard sweep and torture campaign merged on Slurm equal the local runs" \
-  "(curve.json, curve.csv, summary.json byte-identical; campaign exit $local_torture)"
+for c in campaign broken; do
+  cmp "$work/local-$c/summary.json" "$work/$c/merged/summary.json" ||
+    fail "merged $c summary.json differs from the local campaign's"
+done
+echo "slurm test: ok in $((SECONDS - start))s: 4-shard sweep and torture campaigns merged on Slurm equal the local runs" \
+  "(curve.json, curve.csv, summary.json byte-identical; the broken build's shard exited 3, its merge ran and exited 3)"
