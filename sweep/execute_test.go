@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -275,6 +276,15 @@ func TestShardAndMerge(t *testing.T) {
 	}
 	if len(merged.Missing) != 0 || pointsJSON(t, merged) != pointsJSON(t, whole.Curve) {
 		t.Fatalf("merged curve differs from the unsharded one; missing %v", merged.Missing)
+	}
+	// The files too, byte for byte: what a cluster job's merge is checked
+	// against (scripts/slurm/test.sh).
+	for _, f := range []string{CurveJSON, CurveCSV} {
+		a, errA := os.ReadFile(filepath.Join(dir, "whole", f))
+		b, errB := os.ReadFile(filepath.Join(dir, "merged", f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("merged %s differs from the unsharded one (%v, %v):\n%s\n---\n%s", f, errA, errB, a, b)
+		}
 	}
 	// One shard alone merges with the other point missing.
 	partial, err := Merge(filepath.Join(dir, "partial"), shards[:1], nil)

@@ -106,7 +106,7 @@ func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 			if _, err := os.Stat(dst); err == nil {
 				continue
 			}
-			if err := copyDir(src, out); err != nil {
+			if err := CopyRunDir(src, out); err != nil {
 				return nil, fmt.Errorf("copying %s: %w", src, err)
 			}
 		}
@@ -129,9 +129,10 @@ func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 	return c, nil
 }
 
-// copyDir copies the files of run folder src into root/<base(src)>,
-// atomically (temporary folder, then rename).
-func copyDir(src, root string) error {
+// CopyRunDir copies the files of run folder src into root/<base(src)>,
+// hard-linking where it can, atomically (temporary folder, then rename).
+// Merges (of sweeps and of torture campaigns) use it.
+func CopyRunDir(src, root string) error {
 	tmp, err := os.MkdirTemp(root, ".tmp-"+filepath.Base(src)+"-")
 	if err != nil {
 		return err

@@ -59,13 +59,19 @@ func shrink(r *Run, opt Options) *Shrunk {
 				}()
 			}
 			wg.Wait()
-			s.Tries += hi - lo
+			// Tries counts the candidates up to the first failing one, as
+			// if they ran one at a time: the rest of the batch ran only to
+			// use the cores. So tries, and where the budget runs out, do
+			// not depend on the jobs, and a campaign's shards (with other
+			// jobs) shrink a run exactly as the unsharded campaign does.
+			tried := hi - lo
 			for i, out := range outs {
 				if out != nil && out.Result.ExitCode == harness.ExitSafety {
-					cur, best, found = cands[lo+i], out, true
+					cur, best, found, tried = cands[lo+i], out, true, i+1
 					break
 				}
 			}
+			s.Tries += tried
 			lo = hi
 		}
 		if !found {

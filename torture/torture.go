@@ -15,6 +15,8 @@
 package torture
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,6 +29,7 @@ import (
 	"ftbench/check"
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/sweep"
 )
 
 // Class is a run's outcome.
@@ -68,7 +71,15 @@ type Options struct {
 	Stop bool
 	// Progress, if set, is called after each run, one call at a time.
 	Progress func(done, broken int)
+	// Shard selects the runs i with i mod N = I-1 (zero value: every run).
+	// Run i is a pure function of the campaign seed and i, so shards run
+	// anywhere, in any order, and Merge joins them into the unsharded
+	// campaign's summary.
+	Shard sweep.Shard
 }
+
+// ReportFormat identifies torture.json.
+const ReportFormat = "ftbench-torture/1"
 
 // Run is one run of a campaign.
 type Run struct {
@@ -79,6 +90,7 @@ type Run struct {
 	Problem    string   `json:"problem,omitempty"`
 	Duplicates int64    `json:"duplicates"`
 	Lost       int64    `json:"lost"`
+	WrongKeys  int64    `json:"wrong_keys"`
 	Observer   string   `json:"observer,omitempty"`
 	Replay     string   `json:"replay"`
 	Dir        string   `json:"dir,omitempty"`
@@ -87,8 +99,22 @@ type Run struct {
 	Result *harness.Result `json:"-"`
 }
 
-// Report is a finished campaign; torture.json in the results folder.
+// Report is a finished campaign (or shard of one); torture.json in the
+// results folder. Wall time, jobs and folders are the machine's; summary.json
+// (Summary) is the part that is a pure function of the campaign.
 type Report struct {
+	Format string `json:"format"`
+	// CampaignID digests what defines the campaign (base configuration,
+	// fixed parameters, runs, shrink settings): equal for all its shards.
+	CampaignID string `json:"campaign_id"`
+	// CampaignRuns is the campaign's size; Runs holds this shard's runs.
+	CampaignRuns int          `json:"campaign_runs"`
+	Shard        *sweep.Shard `json:"shard,omitempty"`
+	// ShrinkRuns is how many broken runs the campaign shrinks (--shrink).
+	ShrinkRuns int `json:"shrink_runs"`
+	// Missing are runs of the campaign without a result in a merged
+	// campaign (a shard that did not finish).
+	Missing  []int         `json:"missing,omitempty"`
 	System   string        `json:"system"`
 	Variant  string        `json:"variant"`
 	Workload string        `json:"workload"`
@@ -120,6 +146,21 @@ func Campaign(opt Options) (*Report, error) {
 	if opt.Runs < 1 {
 		return nil, &harness.InputError{Err: fmt.Errorf("--runs must be at least 1, got %d", opt.Runs)}
 	}
+	shard := opt.Shard
+	if shard.N == 0 {
+		shard = sweep.Shard{I: 1, N: 1}
+	}
+	if opt.Stop && shard.N > 1 {
+		// Which runs start after the first broken one would depend on the
+		// other shards' progress.
+		return nil, &harness.InputError{Err: fmt.Errorf("--stop cannot be combined with --shard: a shard does not know where the others stopped")}
+	}
+	var indices []int
+	for i := range opt.Runs {
+		if shard.Has(i) {
+			indices = append(indices, i)
+		}
+	}
 	// Draw run 0 first: it validates the base configuration (unknown system,
 	// variant, option) once, as bad input rather than as N errored runs.
 	if _, err := draw(opt.Base, opt.Fixed, RunSeed(opt.Base.Seed, 0)); err != nil {
@@ -130,8 +171,12 @@ func Campaign(opt Options) (*Report, error) {
 			return nil, fmt.Errorf("results folder: %w", err)
 		}
 	}
-	rep := &Report{Workload: opt.Base.Workload, Seed: opt.Base.Seed, Counts: map[Class]int{}, Jobs: opt.Jobs,
-		System: opt.Base.System, Runs: make([]*Run, opt.Runs), Shrunk: []*Shrunk{}}
+	rep := &Report{Format: ReportFormat, CampaignID: CampaignID(opt), CampaignRuns: opt.Runs, ShrinkRuns: opt.Shrink,
+		Workload: opt.Base.Workload, Seed: opt.Base.Seed, Counts: map[Class]int{}, Jobs: opt.Jobs,
+		System: opt.Base.System, Runs: make([]*Run, len(indices)), Shrunk: []*Shrunk{}}
+	if shard.N > 1 {
+		rep.Shard = &shard
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	broken, done, nBroken := false, 0, 0
@@ -140,10 +185,10 @@ func Campaign(opt Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				r := execute(opt, i)
+			for pos := range next {
+				r := execute(opt, indices[pos])
 				mu.Lock()
-				rep.Runs[i] = r
+				rep.Runs[pos] = r
 				broken = broken || r.Class == Broken
 				done++
 				if r.Class == Broken {
@@ -157,7 +202,7 @@ func Campaign(opt Options) (*Report, error) {
 		}()
 	}
 	started := 0
-	for ; started < opt.Runs; started++ {
+	for ; started < len(indices); started++ {
 		mu.Lock()
 		stop := opt.Stop && broken
 		mu.Unlock()
@@ -183,15 +228,53 @@ func Campaign(opt Options) (*Report, error) {
 	}
 	rep.WallS = time.Since(start).Seconds()
 	if opt.Out != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
+		if err := writeReport(opt.Out, rep); err != nil {
 			return rep, err
-		}
-		if err := os.WriteFile(filepath.Join(opt.Out, "torture.json"), append(b, '\n'), 0o644); err != nil {
-			return rep, fmt.Errorf("writing torture.json: %w", err)
 		}
 	}
 	return rep, nil
+}
+
+// CampaignID digests everything that decides the campaign's runs and
+// shrinks, and nothing about how it executes (jobs, folder, shard).
+func CampaignID(opt Options) string {
+	budget := opt.ShrinkBudget
+	if budget <= 0 {
+		budget = DefaultShrinkBudget
+	}
+	b, _ := json.Marshal(struct {
+		Base                       harness.Config
+		Fixed                      Fixed
+		Runs, Shrink, ShrinkBudget int
+	}{opt.Base, opt.Fixed, opt.Runs, opt.Shrink, budget})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
+}
+
+// Results files of a campaign folder.
+const (
+	ReportFile  = "torture.json"
+	SummaryFile = "summary.json"
+)
+
+// writeReport writes torture.json and summary.json, each atomically, so a
+// reader (a merge job on a shared file system) never sees half a file.
+func writeReport(out string, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := sweep.WriteFileAtomic(filepath.Join(out, ReportFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", ReportFile, err)
+	}
+	b, err = json.MarshalIndent(Summarize(rep), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := sweep.WriteFileAtomic(filepath.Join(out, SummaryFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", SummaryFile, err)
+	}
+	return nil
 }
 
 // execute draws, runs, classifies and stores run i.
@@ -213,7 +296,7 @@ func execute(opt Options, i int) *Run {
 	res := out.Result
 	r.Result = res
 	r.Class = classify(res)
-	r.Duplicates, r.Lost = res.Duplicates, res.Lost
+	r.Duplicates, r.Lost, r.WrongKeys = res.Duplicates, res.Lost, res.WrongKeys
 	if res.Observer != nil {
 		r.Observer = res.Observer.Result
 	}
@@ -248,12 +331,13 @@ func classify(r *harness.Result) Class {
 }
 
 // ExitCode is the campaign's exit code: 3 if any claim broke, else 1 if a
-// run could not execute, else 4 if a run did not recover, else 0.
+// run could not execute or is missing from a merged campaign, else 4 if a
+// run did not recover, else 0.
 func (r *Report) ExitCode() int {
 	switch {
 	case r.Counts[Broken] > 0:
 		return harness.ExitSafety
-	case r.Counts[Errored] > 0:
+	case r.Counts[Errored] > 0 || len(r.Missing) > 0:
 		return harness.ExitInternal
 	case r.Counts[Liveness] > 0:
 		return harness.ExitLiveness

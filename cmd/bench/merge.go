@@ -7,13 +7,16 @@ import (
 
 	"ftbench/harness"
 	"ftbench/sweep"
+	"ftbench/torture"
 )
 
 func mergeCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "merge",
-		Usage:     "join the folders of a sharded sweep (bench sweep --shard I/N) into one folder and curve",
-		UsageText: "bench merge --out DIR SHARD_DIR...",
+		Name:  "merge",
+		Usage: "join the folders of a sharded sweep or torture campaign (--shard I/N or auto) into one folder, curve or campaign summary",
+		UsageText: "bench merge --out DIR SHARD_DIR...\n\n" +
+			"Sweep shards give one curve (exit 0; missing points are listed). Torture shards give one campaign,\n" +
+			"torture.json and summary.json, and exit like bench torture (3 a broken claim, 1 an error or missing runs, 4 not recovered).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "merged results folder (required)"},
 		},
@@ -28,6 +31,20 @@ func mergeCommand() *cli.Command {
 			}
 			if len(shards) == 0 {
 				return usageErr("bench merge needs the shard folders to join")
+			}
+			if torture.IsCampaign(shards[0]) {
+				rep, err := torture.Merge(out, shards)
+				if err != nil {
+					if harness.IsInputError(err) {
+						return usageErr("%v", err)
+					}
+					return &exitError{code: harness.ExitInternal, msg: err.Error()}
+				}
+				printTorture(c.App.Writer, rep, out)
+				if code := rep.ExitCode(); code != 0 {
+					return &exitError{code: code}
+				}
+				return nil
 			}
 			ew := c.App.ErrWriter
 			curve, err := sweep.Merge(out, shards, func(s string) { fmt.Fprintln(ew, "bench: note: "+s) })

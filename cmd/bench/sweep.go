@@ -159,8 +159,8 @@ func sweepCommand() *cli.Command {
 				"or a cost-model parameter (cost.restart-delay=1s,2s)"},
 		&cli.StringFlag{Name: "seeds", Usage: "seeds of every point, like 1-5 or 1,3,7 (default: --seed)"},
 		&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"},
-		&cli.StringFlag{Name: "shard", Usage: "run only shard I/N of the points (every N-th point from the I-th); join shards with bench merge"},
 	)
+	flags = append(flags, shardFlags("points (every N-th point from the I-th)")...)
 	return &cli.Command{
 		Name:  "sweep",
 		Usage: "run a grid of parameter values x systems x seeds in parallel and aggregate it into a curve file",
@@ -185,18 +185,14 @@ func sweepCommand() *cli.Command {
 			if m.Seeds, err = seedsFrom(c); err != nil {
 				return err
 			}
-			if c.IsSet("shard") {
-				sh, err := sweep.ParseShard(c.String("shard"))
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				m.Shard = &sh
-			}
-			m.Command = commandLine(c)
 			out := c.String("out")
 			if out == "" {
 				out = "results/sweep-" + time.Now().UTC().Format("20060102T150405")
 			}
+			if m.Shard, out, err = shardFrom(c, out); err != nil {
+				return err
+			}
+			m.Command = commandLine(c)
 			o, err := executeGrid(c, out, m)
 			if err != nil {
 				return err
@@ -208,6 +204,47 @@ func sweepCommand() *cli.Command {
 			return gridExit(o, false)
 		},
 	}
+}
+
+// shardFlags are --shard and --shard-count, for sweep and torture; what
+// names the units sharded.
+func shardFlags(what string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "shard", Usage: "run only shard I/N of the " + what + "; join shards with bench merge. " +
+			"auto: the shard of this task of a Slurm job array or a Kubernetes Indexed Job, written to --out/shard-I-of-N"},
+		&cli.IntFlag{Name: "shard-count", Usage: "with --shard auto in a Kubernetes Indexed Job: the number of shards (the Job's completions)"},
+	}
+}
+
+// shardFrom reads --shard (nil without it). With --shard auto the shard
+// comes from the scheduler's environment, and the results go to a folder
+// of the shard's own under out, since every task of an array runs the same
+// command line with the same --out.
+func shardFrom(c *cli.Context, out string) (*sweep.Shard, string, error) {
+	if c.IsSet("shard-count") && c.String("shard") != "auto" {
+		return nil, out, usageErr("--shard-count is only for --shard auto (a Kubernetes Indexed Job)")
+	}
+	if !c.IsSet("shard") {
+		return nil, out, nil
+	}
+	if c.String("shard") != "auto" {
+		sh, err := sweep.ParseShard(c.String("shard"))
+		if err != nil {
+			return nil, out, usageErr("%v", err)
+		}
+		return &sh, out, nil
+	}
+	if c.IsSet("shard-count") && c.Int("shard-count") < 1 {
+		return nil, out, usageErr("--shard-count must be at least 1, got %d", c.Int("shard-count"))
+	}
+	sh, err := sweep.ShardFromEnv(os.Getenv, c.Int("shard-count"))
+	if err != nil {
+		return nil, out, usageErr("%v", err)
+	}
+	if !c.IsSet("out") {
+		return nil, out, usageErr("--shard auto needs --out DIR, the results folder all shards share (each writes DIR/shard-I-of-N)")
+	}
+	return &sh, sweep.ShardDir(out, sh), nil
 }
 
 func seedsFrom(c *cli.Context) ([]uint64, error) {
@@ -225,13 +262,19 @@ func seedsFrom(c *cli.Context) ([]uint64, error) {
 	return seeds, nil
 }
 
-// commandLine reconstructs the command for the manifest and curve (how the
-// results were produced).
+// executionFlags say where and how a grid runs, not what it is: they are
+// left out of the recorded command, so every shard of a grid and their
+// merge record the same command and a merged curve.json is byte-identical
+// to the unsharded sweep's.
+var executionFlags = map[string]bool{"out": true, "jobs": true, "resume": true, "shard": true, "shard-count": true}
+
+// commandLine reconstructs the command for the manifest and curve (what the
+// results are results of).
 func commandLine(c *cli.Context) string {
 	args := []string{"bench", c.Command.Name}
 	seen := map[string]bool{}
 	for _, name := range c.FlagNames() {
-		if !c.IsSet(name) || seen[name] {
+		if !c.IsSet(name) || seen[name] || executionFlags[name] {
 			continue
 		}
 		seen[name] = true

@@ -22,7 +22,8 @@ func tortureCommand() *cli.Command {
 			"Each run draws its duration, rate, parallelism and workers (unless given) and several faults from the\n" +
 			"campaign seed. Failing runs are printed with the `bench run` line that replays them. Exit 3 if any run\n" +
 			"broke the system's claim, 1 if a run could not execute, 4 if a run did not recover, else 0.",
-		Flags: append(runFlags(),
+		Flags: append(append(runFlags(),
+			shardFlags("runs (runs I-1, I-1+N, ...)")...),
 			&cli.IntFlag{Name: "runs", Value: 100, Usage: "runs in the campaign"},
 			&cli.StringFlag{Name: "out", Usage: "results folder (default results/torture/<time>-<system>-<variant>-<workload>-s<seed>)"},
 			&cli.IntFlag{Name: "jobs", Usage: "parallel runs (default: all cores)"},
@@ -47,19 +48,31 @@ func tortureCommand() *cli.Command {
 			if out == "" {
 				out = filepath.Join("results", "torture", harness.NewRunID(cfg, time.Now()))
 			}
-			runs := c.Int("runs")
+			sh, out, err := shardFrom(c, out)
+			if err != nil {
+				return err
+			}
+			opts := torture.Options{}
+			if sh != nil {
+				opts.Shard = *sh
+			}
+			runs := 0 // this shard's
+			for i := range c.Int("runs") {
+				if opts.Shard.Has(i) {
+					runs++
+				}
+			}
 			progress := func(done, broken int) {
 				// On stderr: stdout is the report alone.
 				if done%10 == 0 && done < runs {
 					fmt.Fprintf(c.App.ErrWriter, "torture: %d of %d runs done, %d broken\n", done, runs, broken)
 				}
 			}
-			rep, err := torture.Campaign(torture.Options{Progress: progress,
-				Base: cfg, Runs: c.Int("runs"), Jobs: c.Int("jobs"), Out: out,
-				Shrink: c.Int("shrink"), ShrinkBudget: c.Int("shrink-budget"), Stop: c.Bool("stop"),
-				Fixed: torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
-					Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")},
-			})
+			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
+			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
+			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
+				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
+			rep, err := torture.Campaign(opts)
 			if err != nil {
 				if harness.IsInputError(err) {
 					return usageErr("%v", err)
@@ -102,6 +115,14 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 	if variant == "" {
 		variant = "default"
 	}
+	if rep.Shard != nil {
+		fmt.Fprintf(w, "shard %d/%d: %d of the campaign's %d runs (join the shards with bench merge)\n",
+			rep.Shard.I, rep.Shard.N, len(rep.Runs), rep.CampaignRuns)
+	}
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "missing: %d of %d runs have no result (a shard did not finish): %s\n",
+			len(rep.Missing), rep.CampaignRuns, intList(rep.Missing))
+	}
 	fmt.Fprintf(w, "torture %s/%s on %s (claims %s), %d runs from seed %d, %d jobs, %.1fs wall\n",
 		rep.System, variant, rep.Workload, rep.Claim, len(rep.Runs), rep.Seed, rep.Jobs, rep.WallS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -132,12 +153,25 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 			if r.Duplicates > 0 {
 				nd++
 			}
-			if r.Result != nil && r.Result.WrongKeys > 0 {
+			if r.WrongKeys > 0 {
 				nw++
 			}
 		}
 		fmt.Fprintf(w, "expected: %d runs lost effects (%d in all), %d duplicated effects (%d in all), %d ended with wrong values; %s allows it\n",
 			nl, lost, nd, dups, nw, rep.Claim)
 	}
-	fmt.Fprintf(w, "results: %s (torture.json)\n", out)
+	fmt.Fprintf(w, "results: %s (torture.json, summary.json)\n", out)
+}
+
+// intList prints indices, the first 20 of them.
+func intList(xs []int) string {
+	var s []string
+	for i, x := range xs {
+		if i == 20 {
+			s = append(s, fmt.Sprintf("... (%d more)", len(xs)-20))
+			break
+		}
+		s = append(s, fmt.Sprint(x))
+	}
+	return strings.Join(s, " ")
 }
