@@ -36,6 +36,7 @@ type Options struct {
 // Plan is what every probe of a search shares.
 type Plan struct {
 	Config    harness.Config // the probe configuration, Rate = start rate
+	Variant   string         // resolved
 	Cycle     engine.Time    // the system's commit cycle
 	Requested engine.Time    // the duration asked for (0: none)
 	Notes     []string       // what was changed and why
@@ -66,7 +67,7 @@ func NewPlan(o Options) (*Plan, error) {
 	for k, v := range cfg.SystemOpts {
 		opts[k] = v
 	}
-	p := &Plan{Cycle: systems.CommitCycle(sys, variant, opts), Requested: cfg.Duration}
+	p := &Plan{Cycle: systems.CommitCycle(sys, variant, opts), Requested: cfg.Duration, Variant: variant}
 	bucket := cfg.Bucket
 	if bucket == 0 {
 		bucket = harness.DefaultBucket
@@ -169,18 +170,24 @@ type Result struct {
 	Probes []Probe           `json:"probes"`
 }
 
-// Find runs the search. progress, if not nil, sees every probe.
+// Find runs the search planned by NewPlan(o). progress, if not nil, sees
+// every probe with the bracket after it and the probe's wall time.
 func Find(o Options, progress func(p Probe, lo, hi float64, wall time.Duration)) (*Result, error) {
 	plan, err := NewPlan(o)
 	if err != nil {
 		return nil, err
 	}
+	return plan.Find(o, progress)
+}
+
+// Find runs the search of this plan (o as given to NewPlan).
+func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall time.Duration)) (*Result, error) {
 	tol := o.Tolerance
 	if tol == 0 {
 		tol = DefaultTolerance
 	}
 	res := &Result{
-		Format: Format, System: plan.Config.System, Workload: plan.Config.Workload,
+		Format: Format, System: plan.Config.System, Variant: plan.Variant, Workload: plan.Config.Workload,
 		ProbeDurationS: plan.Config.Duration.Seconds(), ProbeDrainS: plan.Config.Drain.Seconds(),
 		CommitCycleS: plan.Cycle.Seconds(), Notes: append([]string{}, plan.Notes...),
 		Criterion: Criterion{LagSlopeFraction: metrics.OverloadSlope, Tolerance: tol, MinCycles: metrics.MinTrendSamples},
@@ -200,7 +207,6 @@ func Find(o Options, progress func(p Probe, lo, hi float64, wall time.Duration))
 			if first == nil {
 				c := r.Config
 				first = &c
-				res.Variant = r.Variant
 			}
 		}
 		lastWall = time.Since(start)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"ftbench/capacity"
+)
+
+// The capacity workload is made cheap to simulate: a filter CPU cost of
+// 500µs puts the capacity near 4000 records/s, so probes are small.
+var cheapCapacity = []string{"--workload", "grep", "--parallelism", "2", "--workers", "2", "--cost", "record-cpu=500us"}
+
+// A run just below a found capacity is sustained and one above it is
+// overloaded, for a continuous system (none) and a micro-batch one
+// (lineage, whose lag is a sawtooth).
+func TestCapacityBracketsOverload(t *testing.T) {
+	for _, sys := range []string{"none", "lineage"} {
+		t.Run(sys, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"capacity", "--system", sys, "--out", dir}, cheapCapacity...)
+			code, stdout, stderr := bench(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if n := strings.Count(stdout, "probe "); n < 5 || !strings.Contains(stdout, "capacity: ") {
+				t.Fatalf("want a line per probe and the capacity:\n%s", stdout)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "capacity.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res capacity.Result
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.CapacityRPS == nil || res.OverloadedAtRPS > *res.CapacityRPS*1.02 || len(res.Probes) == 0 {
+				t.Fatalf("capacity %v, overloaded at %v, %d probes", res.CapacityRPS, res.OverloadedAtRPS, len(res.Probes))
+			}
+			for _, tc := range []struct {
+				factor float64
+				want   bool
+			}{{0.95, false}, {1.2, true}} {
+				rate := strconv.FormatFloat(*res.CapacityRPS*tc.factor, 'f', 0, 64)
+				out := t.TempDir()
+				args := append([]string{"run", "--system", sys, "--rate", rate, "--duration", strconv.FormatFloat(res.ProbeDurationS, 'f', -1, 64) + "s", "--out", out}, cheapCapacity...)
+				code, stdout, stderr := bench(t, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+				}
+				m := readResult(t, out)
+				if m["overloaded"] != tc.want {
+					t.Fatalf("%g x capacity (%s records/s): overloaded %v, want %v (lag slope %v)", tc.factor, rate, m["overloaded"], tc.want, m["lag_slope_rps"])
+				}
+				if got := strings.Count(stdout, "OVERLOADED"); got != map[bool]int{false: 0, true: 1}[tc.want] {
+					t.Fatalf("%g x capacity: %d OVERLOADED lines:\n%s", tc.factor, got, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestCapacityBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown system", []string{"--system", "nope"}, `unknown system "nope"`},
+		{"fault", []string{"--fault", "crash"}, `without faults`},
+		{"bad latency bound", []string{"--latency-bound", "soon"}, `--latency-bound`},
+		{"zero latency bound", []string{"--latency-bound", "0s"}, `--latency-bound`},
+		{"bad rate", []string{"--rate", "-3"}, `--rate`},
+		{"argument", []string{"extra"}, `no arguments`},
+		{"unknown variant", []string{"--system", "barrier", "--variant", "x"}, `no variant "x"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			requireUsageError(t, tc.want, append([]string{"capacity", "--out", dir}, tc.args...)...)
+		})
+	}
+}
