@@ -85,3 +85,37 @@ func TestCapacityBadInput(t *testing.T) {
 		})
 	}
 }
+
+// bench compare --capacity searches every system into one capacity.json,
+// prints the ratio to none, and bench report draws it.
+func TestCompareCapacity(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"compare", "--capacity", "--system", "none,barrier/aligned", "--out", dir}, cheapCapacity...)
+	code, stdout, stderr := bench(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cmp, err := capacity.ReadFile(filepath.Join(dir, "capacity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Systems) != 2 || cmp.Systems[0].System != "none" || cmp.Systems[1].System != "barrier" {
+		t.Fatalf("systems %+v", cmp.Systems)
+	}
+	for _, r := range cmp.Systems {
+		if r.CapacityRPS == nil || cmp.Ratio(r) == nil {
+			t.Fatalf("%s: capacity %v", r.System, r.CapacityRPS)
+		}
+	}
+	if !strings.Contains(stdout, "vs none") || !strings.Contains(stdout, "1.000") {
+		t.Fatalf("no ratio column:\n%s", stdout)
+	}
+	if code, stdout, stderr := bench(t, "report", dir); code != 0 || !strings.Contains(stdout, "1 plots") {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "capacity.png")); err != nil {
+		t.Fatal(err)
+	}
+	requireUsageError(t, "--latency-bound", "compare", "--system", "none", "--latency-bound", "1s", "--out", t.TempDir())
+	requireUsageError(t, "without faults", "compare", "--capacity", "--system", "none", "--fault", "crash", "--out", t.TempDir())
+}
