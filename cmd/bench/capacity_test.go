@@ -12,17 +12,20 @@ import (
 )
 
 // The capacity workload is made cheap to simulate: a filter CPU cost of
-// 500µs puts the capacity near 4000 records/s, so probes are small.
-var cheapCapacity = []string{"--workload", "grep", "--parallelism", "2", "--workers", "2", "--cost", "record-cpu=500us"}
+// 500µs puts the capacity near 4000 records/s, so probes are small, and
+// short: 2s of input (15 buckets after the warm-up) unless the commit cycle
+// asks for more (the tests shorten the cycles to 200ms: 2.7s probes).
+var cheapCapacity = []string{"--workload", "grep", "--parallelism", "2", "--workers", "2", "--cost", "record-cpu=500us", "--duration", "2s"}
 
 // A run just below a found capacity is sustained and one above it is
 // overloaded, for a continuous system (none) and a micro-batch one
 // (lineage, whose lag is a sawtooth).
 func TestCapacityBracketsOverload(t *testing.T) {
-	for _, sys := range []string{"none", "lineage"} {
-		t.Run(sys, func(t *testing.T) {
+	for _, sys := range [][]string{{"none"}, {"lineage", "--batch-interval", "200ms"}} {
+		t.Run(sys[0], func(t *testing.T) {
 			dir := t.TempDir()
-			args := append([]string{"capacity", "--system", sys, "--out", dir}, cheapCapacity...)
+			flags := append(append([]string{"--system"}, sys...), cheapCapacity...)
+			args := append([]string{"capacity", "--out", dir}, flags...)
 			code, stdout, stderr := bench(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -47,7 +50,8 @@ func TestCapacityBracketsOverload(t *testing.T) {
 			}{{0.95, false}, {1.2, true}} {
 				rate := strconv.FormatFloat(*res.CapacityRPS*tc.factor, 'f', 0, 64)
 				out := t.TempDir()
-				args := append([]string{"run", "--system", sys, "--rate", rate, "--duration", strconv.FormatFloat(res.ProbeDurationS, 'f', -1, 64) + "s", "--out", out}, cheapCapacity...)
+				// The run's --duration comes last, so it wins.
+				args := append(append([]string{"run", "--rate", rate, "--out", out}, flags...), "--duration", strconv.FormatFloat(res.ProbeDurationS, 'f', -1, 64)+"s")
 				code, stdout, stderr := bench(t, args...)
 				if code != 0 {
 					t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
@@ -90,7 +94,7 @@ func TestCapacityBadInput(t *testing.T) {
 // prints the ratio to none, and bench report draws it.
 func TestCompareCapacity(t *testing.T) {
 	dir := t.TempDir()
-	args := append([]string{"compare", "--capacity", "--system", "none,barrier/aligned", "--out", dir}, cheapCapacity...)
+	args := append([]string{"compare", "--capacity", "--system", "none,barrier/aligned", "--checkpoint-interval", "200ms", "--out", dir}, cheapCapacity...)
 	code, stdout, stderr := bench(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
