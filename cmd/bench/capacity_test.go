@@ -123,3 +123,16 @@ func TestCompareCapacity(t *testing.T) {
 	requireUsageError(t, "--latency-bound", "compare", "--system", "none", "--latency-bound", "1s", "--out", t.TempDir())
 	requireUsageError(t, "without faults", "compare", "--capacity", "--system", "none", "--fault", "crash", "--out", t.TempDir())
 }
+
+// bench compare names every overloaded run in one warning line each.
+func TestCompareWarnsOverloaded(t *testing.T) {
+	args := append([]string{"compare", "--system", "none"}, cheapCapacity...)
+	code, stdout, stderr := bench(t, append(args, "--rate", "4500", "--duration", "3s", "--out", t.TempDir())...)
+	if code != 0 || strings.Count(stdout, "warning: none/default: OVERLOADED: offered 4500 records/s") != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = bench(t, append(args, "--rate", "3000", "--duration", "3s", "--out", t.TempDir())...)
+	if code != 0 || strings.Contains(stdout, "OVERLOADED") {
+		t.Fatalf("exit %d, a sustained run warned:\n%s", code, stdout)
+	}
+}

@@ -63,7 +63,7 @@ func compareCommand() *cli.Command {
 func printCompare(w io.Writer, o *sweep.Outcome) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\tthroughput rec/s\tp50 ms\tp99 ms\trecovery s\tduplicates\tlost\twrong keys\tclaimed\tobserved\t")
-	var problems []string
+	var problems, warnings []string
 	for _, ro := range o.Runs {
 		id := ro.Run.Point.ID()
 		if ro.Failed != nil {
@@ -87,10 +87,17 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))
 		}
+		if line := overloadWarning(r); line != "" {
+			// Its throughput and latency are not a sustained steady state.
+			warnings = append(warnings, id+": "+strings.TrimSpace(strings.TrimPrefix(line, "warning:")))
+		}
 	}
 	tw.Flush()
 	for _, p := range problems {
 		fmt.Fprintln(w, "problem: "+p)
+	}
+	for _, p := range warnings {
+		fmt.Fprintln(w, "warning: "+p)
 	}
 	if len(o.Runs) > 0 && o.Runs[0].Result != nil && len(o.Runs[0].Result.Faults) > 0 {
 		fmt.Fprintf(w, "faults:  %s\n", strings.Join(o.Runs[0].Result.Faults, " "))
