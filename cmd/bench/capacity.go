@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -91,8 +93,19 @@ func findCapacity(w io.Writer, plan *capacity.Plan, o capacity.Options) (*capaci
 	if plan.Cycle > 0 {
 		cycle = fmt.Sprintf("commit cycle %v", time.Duration(plan.Cycle))
 	}
-	fmt.Fprintf(w, "capacity of %s/%s on %s: probes of %v input + %v drain, %s, start %.0f records/s\n",
-		plan.Config.System, plan.Variant, plan.Config.Workload, time.Duration(plan.Config.Duration),
+	var set []string // the options given, so that barrier --sink 2pc and plain read apart
+	for _, kv := range sortedKV(plan.Config.SystemOpts) {
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	for _, kv := range sortedKV(plan.Config.WorkloadOpts) {
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	given := ""
+	if len(set) > 0 {
+		given = " (" + strings.Join(set, " ") + ")"
+	}
+	fmt.Fprintf(w, "capacity of %s/%s on %s%s: probes of %v input + %v drain, %s, start %.0f records/s\n",
+		plan.Config.System, plan.Variant, plan.Config.Workload, given, time.Duration(plan.Config.Duration),
 		time.Duration(plan.Config.Drain), cycle, plan.Config.Rate)
 	for _, n := range plan.Notes {
 		fmt.Fprintf(w, "note:     %s\n", n)
@@ -129,4 +142,13 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return sweep.WriteFileAtomic(path, append(b, '\n'))
+}
+
+func sortedKV(m map[string]string) [][2]string {
+	kvs := make([][2]string, 0, len(m))
+	for k, v := range m {
+		kvs = append(kvs, [2]string{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i][0] < kvs[j][0] })
+	return kvs
 }
