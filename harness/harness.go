@@ -337,6 +337,7 @@ func (r *runner) finish() *Outcome {
 		res.ThroughputRPS = round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))
 	}
 	r.recoveries(res, rows)
+	r.overload(res, rows)
 
 	if sum, ok := r.sys.(systems.Summarizer); ok {
 		res.SystemMetrics = sum.Summarize(systems.RunInfo{

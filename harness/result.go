@@ -15,6 +15,9 @@ type Result struct {
 	ThroughputRPS     float64          `json:"throughput_rps"`
 	ThroughputEffects float64          `json:"throughput_effects_per_s"`
 	LatencyMS         Latency          `json:"latency_ms"`
+	LagSlopeRPS       *float64         `json:"lag_slope_rps"`
+	Overloaded        *bool            `json:"overloaded"`
+	LagTrend          LagTrend         `json:"lag_trend"`
 	RecoveryTimeS     *float64         `json:"recovery_time_s"`
 	Recoveries        []Recovery       `json:"recoveries"`
 	DetectionDelayS   *float64         `json:"detection_delay_s"`

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"ftbench/capacity"
 	"ftbench/sweep"
 )
 
@@ -67,22 +68,40 @@ func Generate(dir string, opts Options) (*Report, error) {
 			curve = nil
 		}
 	}
-	if len(st.Runs) == 0 && curve == nil {
+	var caps *capacity.Comparison
+	if _, err := os.Stat(filepath.Join(dir, CapacityFile)); err == nil {
+		if caps, err = capacity.ReadFile(filepath.Join(dir, CapacityFile)); err != nil {
+			rep.Notes = append(rep.Notes, "skipped "+err.Error())
+			caps = nil
+		}
+	}
+	if len(st.Runs) == 0 && curve == nil && caps == nil {
 		if len(st.Problems) > 0 {
 			return nil, fmt.Errorf("%w in %s: every run is unreadable (first: %s)", ErrNoResults, dir, st.Problems[0])
 		}
-		return nil, fmt.Errorf("%w in %s (want run folders with run.json, or a sweep's curve.json)", ErrNoResults, dir)
+		return nil, fmt.Errorf("%w in %s (want run folders with run.json, a sweep's curve.json or a capacity.json)", ErrNoResults, dir)
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return nil, err
 	}
-	s := &summary{rep: rep, failed: st.Failed, curve: curve}
+	s := &summary{rep: rep, failed: st.Failed, curve: curve, caps: caps}
 	write := func(name string, png []byte, data *table) error {
 		if err := writePlot(opts.Out, name, png, data); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)
 		}
 		rep.Files = append(rep.Files, name+".png", name+".csv")
 		return nil
+	}
+
+	if caps != nil && len(caps.Systems) > 0 {
+		png, data, err := capacityPlot(caps)
+		if err != nil {
+			return nil, fmt.Errorf("capacity plot: %w", err)
+		}
+		if err := write("capacity", png, data); err != nil {
+			return nil, err
+		}
+		s.capacity = append(s.capacity, image{"Capacity per system", "capacity.png"})
 	}
 
 	runs := st.Runs

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"ftbench/capacity"
 	"ftbench/sweep"
 )
 
@@ -25,6 +26,8 @@ type summary struct {
 	curveNotes    []string
 	overhead      []image
 	overheadNotes []string
+	caps          *capacity.Comparison
+	capacity      []image
 }
 
 // markdown renders summary.md: the runs table, then each scenario's
@@ -48,6 +51,13 @@ func (s *summary) markdown() []byte {
 		"each system's commit periods (at least 1 s; `window_s` in the CSV), so micro-batch and two-phase-commit systems read as a rate; " +
 		"latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
 
+	if s.caps != nil {
+		p("## Capacity\n\n")
+		capacityTable(&b, s.caps)
+		for _, im := range s.capacity {
+			p("![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.file, csvName(im.file), csvName(im.file))
+		}
+	}
 	for _, sg := range s.groups {
 		g := sg.g
 		if len(s.groups) > 1 {

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"ftbench/capacity"
+	"ftbench/harness"
 	"ftbench/sweep"
 )
 
@@ -20,7 +23,9 @@ func compareCommand() *cli.Command {
 			"--system takes a list: none,stormack,barrier/unaligned, NAME/* for every variant, all, all/*.\n" +
 			"Exits like bench run with the most severe run's code (3 a broken claim, 4 not recovered).",
 		Flags: append(gridFlags("all", "results folder (default results/compare-TIMESTAMP)"),
-			&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"}),
+			&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"},
+			&cli.BoolFlag{Name: "capacity", Usage: "find every system's capacity (bench capacity's search) into DIR/capacity.json instead"},
+			&cli.StringFlag{Name: "latency-bound", Usage: "with --capacity: also require p99 end-to-end latency <= this"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("bench compare takes no arguments, got %q", c.Args().First())
@@ -37,6 +42,12 @@ func compareCommand() *cli.Command {
 			if out == "" {
 				out = "results/compare-" + time.Now().UTC().Format("20060102T150405")
 			}
+			if c.Bool("capacity") {
+				return compareCapacity(c, out, m)
+			}
+			if c.IsSet("latency-bound") {
+				return usageErr("--latency-bound applies to --capacity only")
+			}
 			o, err := executeGrid(c, out, m)
 			if err != nil {
 				return err
@@ -52,7 +63,7 @@ func compareCommand() *cli.Command {
 func printCompare(w io.Writer, o *sweep.Outcome) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\tthroughput rec/s\tp50 ms\tp99 ms\trecovery s\tduplicates\tlost\twrong keys\tclaimed\tobserved\t")
-	var problems []string
+	var problems, warnings []string
 	for _, ro := range o.Runs {
 		id := ro.Run.Point.ID()
 		if ro.Failed != nil {
@@ -76,12 +87,81 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))
 		}
+		if line := overloadWarning(r); line != "" {
+			// Its throughput and latency are not a sustained steady state.
+			warnings = append(warnings, id+": "+strings.TrimSpace(strings.TrimPrefix(line, "warning:")))
+		}
 	}
 	tw.Flush()
 	for _, p := range problems {
 		fmt.Fprintln(w, "problem: "+p)
 	}
+	for _, p := range warnings {
+		fmt.Fprintln(w, "warning: "+p)
+	}
 	if len(o.Runs) > 0 && o.Runs[0].Result != nil && len(o.Runs[0].Result.Faults) > 0 {
 		fmt.Fprintf(w, "faults:  %s\n", strings.Join(o.Runs[0].Result.Faults, " "))
 	}
+}
+
+// compareCapacity runs bench capacity's search for every system of the
+// grid, one after the other, and writes out/capacity.json.
+func compareCapacity(c *cli.Context, out string, m *sweep.Manifest) error {
+	if len(m.Params) > 0 || c.Bool("resume") {
+		return usageErr("--capacity takes neither --param nor --resume")
+	}
+	bound, err := latencyBound(c)
+	if err != nil {
+		return err
+	}
+	g, err := m.Expand()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var plans []*capacity.Plan
+	var opts []capacity.Options
+	for _, r := range g.Runs {
+		cfg := r.Config
+		if !c.IsSet("duration") {
+			cfg.Duration = 0 // capacity.DefaultProbeDuration
+		}
+		o := capacity.Options{Base: cfg, LatencyBound: bound}
+		plan, err := capacity.NewPlan(o)
+		if err != nil {
+			return runError(fmt.Errorf("%s: %w", r.Point.ID(), err))
+		}
+		plans, opts = append(plans, plan), append(opts, o)
+	}
+	cmp := &capacity.Comparison{Format: capacity.CompareFormat, Command: m.Command}
+	walls := make([]time.Duration, len(plans))
+	for i, plan := range plans {
+		fmt.Fprintf(c.App.Writer, "[%d/%d] ", i+1, len(plans))
+		started := time.Now()
+		res, err := findCapacity(c.App.Writer, plan, opts[i])
+		if err != nil {
+			return runError(fmt.Errorf("%s: %w", g.Runs[i].Point.ID(), err))
+		}
+		walls[i] = time.Since(started)
+		printCapacity(c.App.Writer, res, walls[i])
+		cmp.Systems = append(cmp.Systems, res)
+	}
+	path := filepath.Join(out, "capacity.json")
+	if err := writeJSON(path, cmp); err != nil {
+		return &exitError{code: harness.ExitInternal, msg: "writing " + path + ": " + err.Error()}
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "system\tcapacity rec/s\toverloaded at rec/s\tvs none\tprobes\twall s\t")
+	for i, r := range cmp.Systems {
+		capStr, ratio := "none", "-"
+		if r.CapacityRPS != nil {
+			capStr = fmt.Sprintf("%.0f", *r.CapacityRPS)
+		}
+		if x := cmp.Ratio(r); x != nil {
+			ratio = fmt.Sprintf("%.3f", *x)
+		}
+		fmt.Fprintf(tw, "%s/%s\t%s\t%.0f\t%s\t%d\t%.1f\t\n", r.System, r.Variant, capStr, r.OverloadedAtRPS, ratio, len(r.Probes), walls[i].Seconds())
+	}
+	tw.Flush()
+	fmt.Fprintf(c.App.Writer, "written: %s\nreport:  bench report %s\n", path, out)
+	return nil
 }

@@ -87,6 +87,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			listCommand(),
 			tortureCommand(),
 			compareCommand(),
+			capacityCommand(),
 			sweepCommand(),
 			mergeCommand(),
 			reportCommand(),

@@ -175,6 +175,9 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 	}
 	fmt.Fprintf(w, "throughput:  %.0f records/s (steady state)\n", r.ThroughputRPS)
+	if line := overloadWarning(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintf(w, "latency:     p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n",
 		r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.P999, r.LatencyMS.Max)
 	if len(r.Faults) > 0 {
@@ -199,4 +202,15 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		fmt.Fprintf(w, "replay:      %s\n", r.Replay)
 	}
 	fmt.Fprintf(w, "results:     %s (simulated %.1fs, %d events, %.2fs wall)\n", dir, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
+}
+
+// overloadWarning is the one line bench run prints for an overloaded run
+// ("" otherwise): its throughput and latency are not a steady state the
+// system sustains, because the source lag kept growing.
+func overloadWarning(r *harness.Result) string {
+	if r.Overloaded == nil || !*r.Overloaded {
+		return ""
+	}
+	return fmt.Sprintf("warning:     OVERLOADED: offered %.0f records/s, source lag grows by %.0f records/s before the first fault (not a sustained rate; see bench capacity)",
+		r.Config.RateRPS, *r.LagSlopeRPS)
 }

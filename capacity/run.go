@@ -1,0 +1,233 @@
+package capacity
+
+import (
+	"fmt"
+	"time"
+
+	"ftbench/engine"
+	"ftbench/harness"
+	"ftbench/metrics"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+// Format identifies capacity.json.
+const Format = "ftbench-capacity/1"
+
+// DefaultProbeDuration is a probe's input duration when none is asked for:
+// long enough for a steady window of 45 buckets after the 1.5 s warm-up,
+// short enough that a search of ten probes stays cheap. Probes of systems
+// with a commit cycle are extended to MinSteadyDuration (12 s for a 1 s
+// cycle).
+const DefaultProbeDuration = 6 * engine.Second
+
+// Options configures a search over harness runs.
+type Options struct {
+	// Base is the run configuration; Rate is the start rate (0: the
+	// workload's default rate), Duration the probe duration (0:
+	// DefaultProbeDuration), Drain the probe drain (0: see Plan). It must
+	// have no faults.
+	Base harness.Config
+	// LatencyBound, if positive, also requires p99 end-to-end latency <= it.
+	LatencyBound engine.Time
+	Tolerance    float64 // 0: DefaultTolerance
+}
+
+// Plan is what every probe of a search shares.
+type Plan struct {
+	Config    harness.Config // the probe configuration, Rate = start rate
+	Variant   string         // resolved
+	Cycle     engine.Time    // the system's commit cycle
+	Requested engine.Time    // the duration asked for (0: none)
+	Notes     []string       // what was changed and why
+}
+
+// NewPlan resolves the probe configuration. Errors are *harness.InputError
+// for bad configuration.
+func NewPlan(o Options) (*Plan, error) {
+	cfg := o.Base
+	if len(cfg.Faults) > 0 {
+		return nil, &harness.InputError{Err: fmt.Errorf("capacity probes run without faults; drop --fault")}
+	}
+	if o.LatencyBound < 0 {
+		return nil, &harness.InputError{Err: fmt.Errorf("--latency-bound must be positive")}
+	}
+	sys, err := systems.Lookup(cfg.System)
+	if err != nil {
+		return nil, &harness.InputError{Err: err}
+	}
+	variant, err := systems.ResolveVariant(sys, cfg.Variant)
+	if err != nil {
+		return nil, &harness.InputError{Err: err}
+	}
+	opts := systems.Options{}
+	for _, f := range sys.Flags() {
+		opts[f.Name] = f.Default
+	}
+	for k, v := range cfg.SystemOpts {
+		opts[k] = v
+	}
+	p := &Plan{Cycle: systems.CommitCycle(sys, variant, opts), Requested: cfg.Duration, Variant: variant}
+	bucket := cfg.Bucket
+	if bucket == 0 {
+		bucket = harness.DefaultBucket
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = DefaultProbeDuration
+	}
+	if need := harness.MinSteadyDuration(p.Cycle, bucket); cfg.Duration < need {
+		p.Notes = append(p.Notes, fmt.Sprintf("probe duration extended from %v to %v: the lag trend needs %d whole commit cycles of %v after the warm-up",
+			time.Duration(cfg.Duration), time.Duration(need), metrics.MinTrendSamples, time.Duration(p.Cycle)))
+		cfg.Duration = need
+	}
+	if cfg.Drain == 0 {
+		// The drain only serves latency: a sustained probe drains within
+		// about a cycle and its end-to-end latency; an overloaded one would
+		// spend the default 10 s (plus stormack's ack timeout) working off
+		// a backlog that changes no verdict.
+		cfg.Drain = 2*engine.Second + 2*p.Cycle + o.LatencyBound
+		p.Notes = append(p.Notes, fmt.Sprintf("probe drain %v (2s + 2 commit cycles + the latency bound): p99 counts the effects committed by then",
+			time.Duration(cfg.Drain)))
+	}
+	if cfg.Rate == 0 {
+		cost := engine.DefaultCost()
+		for _, c := range cfg.CostOverride {
+			if err := cost.Set(c); err != nil {
+				return nil, &harness.InputError{Err: err}
+			}
+		}
+		w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts)
+		if err != nil {
+			return nil, &harness.InputError{Err: err}
+		}
+		cfg.Rate = workloads.DefaultRate(w, &cost, cfg.Parallelism)
+	}
+	p.Config = cfg
+	return p, nil
+}
+
+// Probe runs one probe of the plan at rate.
+func (p *Plan) Probe(rate float64, bound engine.Time) (Probe, *harness.Result, error) {
+	cfg := p.Config
+	cfg.Rate = rate
+	out, err := harness.Execute(cfg)
+	if err != nil {
+		return Probe{}, nil, err
+	}
+	r := out.Result
+	pr := Probe{RateRPS: rate, ThroughputRPS: r.ThroughputRPS, P99MS: r.LatencyMS.P99, Drained: r.Drained, Replay: r.Replay}
+	if r.Overloaded == nil {
+		// Plan sized the probe for the trend, so this is a bug.
+		return pr, r, fmt.Errorf("no lag trend: %s", r.LagTrend.Reason)
+	}
+	pr.LagSlopeRPS = *r.LagSlopeRPS
+	pr.Sustained = true
+	switch {
+	case *r.Overloaded:
+		pr.Sustained = false
+		pr.Reason = fmt.Sprintf("lag grows %.0f records/s >= %g%% of the rate", pr.LagSlopeRPS, metrics.OverloadSlope*100)
+	case bound > 0 && !r.Drained:
+		// What is still uncommitted at the end of the drain is older than
+		// the drain, which is longer than the bound.
+		pr.Sustained = false
+		pr.Reason = "not drained within the probe's drain, so p99 exceeds the latency bound"
+	case bound > 0 && r.LatencyMS.P99 > float64(bound)/float64(engine.Millisecond):
+		pr.Sustained = false
+		pr.Reason = fmt.Sprintf("p99 %.3g ms > bound %v", r.LatencyMS.P99, time.Duration(bound))
+	}
+	return pr, r, nil
+}
+
+// Criterion is how probes are judged.
+type Criterion struct {
+	LagSlopeFraction float64  `json:"lag_slope_fraction"`
+	LatencyBoundMS   *float64 `json:"latency_bound_ms"`
+	Tolerance        float64  `json:"tolerance"`
+	MinCycles        int      `json:"min_cycles"`
+}
+
+// Result is capacity.json.
+type Result struct {
+	Format   string `json:"format"`
+	Command  string `json:"command,omitempty"`
+	System   string `json:"system"`
+	Variant  string `json:"variant"`
+	Workload string `json:"workload"`
+	// CapacityRPS is the highest rate found sustained (offered records/s);
+	// null when even the lowest probe was overloaded.
+	CapacityRPS *float64 `json:"capacity_rps"`
+	// OverloadedAtRPS is the lowest rate found overloaded: the capacity
+	// lies in [capacity_rps, overloaded_at_rps).
+	OverloadedAtRPS float64   `json:"overloaded_at_rps"`
+	Criterion       Criterion `json:"criterion"`
+	ProbeDurationS  float64   `json:"probe_duration_s"`
+	ProbeDrainS     float64   `json:"probe_drain_s"`
+	CommitCycleS    float64   `json:"commit_cycle_s"`
+	Notes           []string  `json:"notes"`
+	// Config is run.json's config of the probe at the capacity (of the
+	// first probe when there is none).
+	Config harness.RunConfig `json:"config"`
+	Probes []Probe           `json:"probes"`
+}
+
+// Find runs the search planned by NewPlan(o). progress, if not nil, sees
+// every probe with the bracket after it and the probe's wall time.
+func Find(o Options, progress func(p Probe, lo, hi float64, wall time.Duration)) (*Result, error) {
+	plan, err := NewPlan(o)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Find(o, progress)
+}
+
+// Find runs the search of this plan (o as given to NewPlan).
+func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall time.Duration)) (*Result, error) {
+	tol := o.Tolerance
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	res := &Result{
+		Format: Format, System: plan.Config.System, Variant: plan.Variant, Workload: plan.Config.Workload,
+		ProbeDurationS: plan.Config.Duration.Seconds(), ProbeDrainS: plan.Config.Drain.Seconds(),
+		CommitCycleS: plan.Cycle.Seconds(), Notes: append([]string{}, plan.Notes...),
+		Criterion: Criterion{LagSlopeFraction: metrics.OverloadSlope, Tolerance: tol, MinCycles: metrics.MinTrendSamples},
+	}
+	if o.LatencyBound > 0 {
+		b := float64(o.LatencyBound) / float64(engine.Millisecond)
+		res.Criterion.LatencyBoundMS = &b
+	}
+	configs := map[float64]harness.RunConfig{}
+	var first *harness.RunConfig
+	var lastWall time.Duration
+	probe := func(rate float64) (Probe, error) {
+		start := time.Now()
+		p, r, err := plan.Probe(rate, o.LatencyBound)
+		if r != nil {
+			configs[rate] = r.Config
+			if first == nil {
+				c := r.Config
+				first = &c
+			}
+		}
+		lastWall = time.Since(start)
+		return p, err
+	}
+	b, err := Search(plan.Config.Rate, tol, probe, func(p Probe, lo, hi float64) {
+		if progress != nil {
+			progress(p, lo, hi, lastWall)
+		}
+	})
+	res.Probes = b.Probes
+	if err != nil {
+		return res, err
+	}
+	res.OverloadedAtRPS = b.Overloaded
+	if b.Sustained > 0 {
+		c := b.Sustained
+		res.CapacityRPS = &c
+		res.Config = configs[c]
+	} else if first != nil {
+		res.Config = *first
+	}
+	return res, nil
+}

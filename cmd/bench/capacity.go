@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"ftbench/capacity"
+	"ftbench/engine"
+	"ftbench/harness"
+	"ftbench/sweep"
+)
+
+func capacityCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "capacity",
+		Usage: "find the highest offered rate a system sustains (no faults): double, then bisect to within 2%",
+		UsageText: "bench capacity --system S [--latency-bound 1s] [--out DIR] [run flags]\n\n" +
+			"A rate is sustained when the source lag grows by less than 1% of the rate per second (run.json overloaded)\n" +
+			"and, with --latency-bound, p99 end-to-end latency is within the bound. Probes start at --rate (default: the\n" +
+			"workload's default rate) and last --duration (default 6s here), extended to 10 whole commit cycles after\n" +
+			"the warm-up. Writes DIR/capacity.json.",
+		Flags: append(runFlags(),
+			&cli.StringFlag{Name: "latency-bound", Usage: "also require p99 end-to-end latency <= this (e.g. 1s)"},
+			&cli.StringFlag{Name: "out", Usage: "folder for capacity.json (default results/capacity-SYSTEM-TIMESTAMP)"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("bench capacity takes no arguments, got %q", c.Args().First())
+			}
+			cfg, err := configFrom(c)
+			if err != nil {
+				return err
+			}
+			if !c.IsSet("duration") {
+				cfg.Duration = 0 // capacity.DefaultProbeDuration
+			}
+			bound, err := latencyBound(c)
+			if err != nil {
+				return err
+			}
+			o := capacity.Options{Base: cfg, LatencyBound: bound}
+			plan, err := capacity.NewPlan(o)
+			if err != nil {
+				return runError(err)
+			}
+			out := c.String("out")
+			if out == "" {
+				out = filepath.Join("results", "capacity-"+cfg.System+"-"+time.Now().UTC().Format("20060102T150405"))
+			}
+			started := time.Now()
+			res, err := findCapacity(c.App.Writer, plan, o)
+			if err != nil {
+				return runError(err)
+			}
+			res.Command = commandLine(c)
+			path := filepath.Join(out, "capacity.json")
+			if err := writeJSON(path, res); err != nil {
+				return &exitError{code: harness.ExitInternal, msg: "writing " + path + ": " + err.Error()}
+			}
+			printCapacity(c.App.Writer, res, time.Since(started))
+			fmt.Fprintf(c.App.Writer, "written:  %s\n", path)
+			return nil
+		},
+	}
+}
+
+func latencyBound(c *cli.Context) (engine.Time, error) {
+	if !c.IsSet("latency-bound") {
+		return 0, nil
+	}
+	return parseDuration("latency-bound", c.String("latency-bound"))
+}
+
+// runError maps a harness error to bench's exit codes.
+func runError(err error) error {
+	if harness.IsInputError(err) {
+		return usageErr("%v", err)
+	}
+	return &exitError{code: harness.ExitInternal, msg: err.Error()}
+}
+
+// findCapacity runs one search, printing its plan and a progress line per
+// probe.
+func findCapacity(w io.Writer, plan *capacity.Plan, o capacity.Options) (*capacity.Result, error) {
+	cycle := "continuous output"
+	if plan.Cycle > 0 {
+		cycle = fmt.Sprintf("commit cycle %v", time.Duration(plan.Cycle))
+	}
+	var set []string // the options given, so that barrier --sink 2pc and plain read apart
+	for _, kv := range sortedKV(plan.Config.SystemOpts) {
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	for _, kv := range sortedKV(plan.Config.WorkloadOpts) {
+		set = append(set, kv[0]+"="+kv[1])
+	}
+	given := ""
+	if len(set) > 0 {
+		given = " (" + strings.Join(set, " ") + ")"
+	}
+	fmt.Fprintf(w, "capacity of %s/%s on %s%s: probes of %v input + %v drain, %s, start %.0f records/s\n",
+		plan.Config.System, plan.Variant, plan.Config.Workload, given, time.Duration(plan.Config.Duration),
+		time.Duration(plan.Config.Drain), cycle, plan.Config.Rate)
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "note:     %s\n", n)
+	}
+	i := 0
+	return plan.Find(o, func(p capacity.Probe, lo, hi float64, wall time.Duration) {
+		i++
+		verdict := "sustained"
+		if !p.Sustained {
+			verdict = "OVERLOADED: " + p.Reason
+		}
+		bracket := fmt.Sprintf("[%.0f, %.0f)", lo, hi)
+		if hi == 0 {
+			bracket = fmt.Sprintf("[%.0f, ?)", lo)
+		}
+		fmt.Fprintf(w, "probe %2d: %.0f records/s  lag %+.0f records/s (%+.2f%% of rate)  p99 %.2f ms  %s  capacity in %s  (%.1fs wall)\n",
+			i, p.RateRPS, p.LagSlopeRPS, 100*p.LagSlopeRPS/p.RateRPS, p.P99MS, verdict, bracket, wall.Seconds())
+	})
+}
+
+func printCapacity(w io.Writer, r *capacity.Result, wall time.Duration) {
+	if r.CapacityRPS == nil {
+		fmt.Fprintf(w, "capacity: none: overloaded even at %.0f records/s (%d probes, %.1fs wall)\n", r.OverloadedAtRPS, len(r.Probes), wall.Seconds())
+		return
+	}
+	fmt.Fprintf(w, "capacity: %.0f records/s sustained, %.0f overloaded (%d probes, %.1fs wall)\n",
+		*r.CapacityRPS, r.OverloadedAtRPS, len(r.Probes), wall.Seconds())
+}
+
+// writeJSON writes v as indented JSON, atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return sweep.WriteFileAtomic(path, append(b, '\n'))
+}
+
+func sortedKV(m map[string]string) [][2]string {
+	kvs := make([][2]string, 0, len(m))
+	for k, v := range m {
+		kvs = append(kvs, [2]string{k, v})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i][0] < kvs[j][0] })
+	return kvs
+}
