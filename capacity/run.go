@@ -8,7 +8,6 @@ import (
 	"ftbench/harness"
 	"ftbench/metrics"
 	"ftbench/systems"
-	"ftbench/workloads"
 )
 
 // Format identifies capacity.json.
@@ -90,17 +89,11 @@ func NewPlan(o Options) (*Plan, error) {
 			time.Duration(cfg.Drain)))
 	}
 	if cfg.Rate == 0 {
-		cost := engine.DefaultCost()
-		for _, c := range cfg.CostOverride {
-			if err := cost.Set(c); err != nil {
-				return nil, &harness.InputError{Err: err}
-			}
-		}
-		w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts)
+		rate, err := harness.DefaultRate(cfg)
 		if err != nil {
-			return nil, &harness.InputError{Err: err}
+			return nil, err
 		}
-		cfg.Rate = workloads.DefaultRate(w, &cost, cfg.Parallelism)
+		cfg.Rate = rate
 	}
 	p.Config = cfg
 	return p, nil

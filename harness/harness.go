@@ -56,6 +56,18 @@ func Execute(cfg Config) (out *Outcome, err error) {
 	return out, nil
 }
 
+// DefaultRate is the rate a run of cfg gets when it gives none (half the
+// cost model's capacity bound on cfg's hardware; the workload's own for
+// peer-to-peer workloads).
+func DefaultRate(cfg Config) (float64, error) {
+	cfg.Rate = 0
+	r, err := prepare(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return r.cfg.Rate, nil
+}
+
 // Deployment compiles cfg without running it, so that callers can name its
 // operators and workers (torture draws fault targets from it).
 func Deployment(cfg Config) (*engine.Deployment, error) {
