@@ -89,6 +89,8 @@ type runner struct {
 	claim    string
 	warmUp   engine.Time
 	drainMax engine.Time
+	// rateChosen says whether --rate was given or chosen by the harness.
+	rateChosen string
 
 	// observation
 	effects   [][]uint8
@@ -114,6 +116,8 @@ func prepare(cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	// Before peerToPeer, which fills in the peer workload's own default.
+	rateGiven := cfg.Rate > 0
 	r := &runner{cfg: cfg, cost: engine.DefaultCost(), counters: map[string]int64{}, visible: map[uint64]int64{}}
 	var err error
 	if r.sys, err = systems.Lookup(cfg.System); err != nil {
@@ -149,6 +153,10 @@ func prepare(cfg Config) (*runner, error) {
 		rate = workloads.DefaultRate(r.w, &r.cost, cfg.Parallelism)
 	}
 	r.cfg.Rate = rate
+	r.rateChosen = RateGiven
+	if !rateGiven {
+		r.rateChosen = RateAutomatic
+	}
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
 	r.job = systems.Job{
 		Workload: r.w, Log: r.log, Parallelism: cfg.Parallelism, Workers: cfg.Workers,
@@ -277,6 +285,7 @@ func (r *runner) finish() *Outcome {
 		System: r.cfg.System, Variant: r.variant, Workload: r.cfg.Workload, Seed: r.cfg.Seed,
 		Faults: []string{}, ClaimedGuarantee: r.claim, Counters: r.counters,
 		SystemMetrics: map[string]any{}, Problems: []string{}, Recoveries: []Recovery{},
+		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen,
 	}
 	for _, s := range r.specs {
 		res.Faults = append(res.Faults, s.String())
@@ -323,12 +332,23 @@ func (r *runner) finish() *Outcome {
 		// A fault inside the warm-up: measure what there is before it.
 		steadyStart = steadyEnd / 2
 	}
-	// The series counts effects; throughput is stated in input records/s,
-	// the unit of --rate, by the log's exact effects-per-record ratio.
-	effectsPerSec := metrics.SteadyThroughput(rows, steadyStart, steadyEnd)
-	res.ThroughputEffects = round3(effectsPerSec)
-	if r.expected > 0 {
-		res.ThroughputRPS = round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))
+	// Whole commit cycles, so that a bursty sink (2PC, micro-batches) that
+	// keeps up reports the offered rate (metrics.CycleThroughput). The
+	// series counts effects; throughput is stated in input records/s, the
+	// unit of --rate, by the log's exact effects-per-record ratio.
+	cycle := systems.CommitCycle(r.sys, r.variant, r.opts)
+	res.Config.CommitCycleS = cycle.Seconds()
+	if effectsPerSec, win, ok := metrics.CycleThroughput(rows, steadyStart, steadyEnd, cycle); ok {
+		e := round3(effectsPerSec)
+		res.ThroughputEffects = &e
+		if r.expected > 0 {
+			rps := round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))
+			res.ThroughputRPS = &rps
+		} else {
+			zero := 0.0
+			res.ThroughputRPS = &zero
+		}
+		res.ThroughputWindowS = []float64{round3(win.From.Seconds()), round3(win.To.Seconds())}
 	}
 	r.recoveries(res, rows)
 

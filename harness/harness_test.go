@@ -37,8 +37,8 @@ func TestNoFaultIsExact(t *testing.T) {
 		if !r.Drained || r.ExitCode != 0 {
 			t.Errorf("%s: drained=%v exit=%d problems=%v", wl, r.Drained, r.ExitCode, r.Problems)
 		}
-		if r.ThroughputRPS < 0.9*r.Config.RateRPS {
-			t.Errorf("%s: steady throughput %.0f below the offered %.0f", wl, r.ThroughputRPS, r.Config.RateRPS)
+		if r.ThroughputRPS == nil || *r.ThroughputRPS < 0.9*r.Config.RateRPS {
+			t.Errorf("%s: steady throughput %s below the offered %.0f", wl, FormatRPS(r.ThroughputRPS, "null"), r.Config.RateRPS)
 		}
 	}
 }

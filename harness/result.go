@@ -1,19 +1,31 @@
 package harness
 
+import "strconv"
+
 // Result is run.json. Its keys are stable and documented in the README;
 // everything outside Host is a pure function of the configuration and seed.
 type Result struct {
-	System            string           `json:"system"`
-	Variant           string           `json:"variant"`
-	Workload          string           `json:"workload"`
-	Seed              uint64           `json:"seed"`
-	Faults            []string         `json:"faults"`
-	Config            RunConfig        `json:"config"`
-	ClaimedGuarantee  string           `json:"claimed_guarantee"`
-	Verdict           string           `json:"verdict"`
-	ClaimHeld         bool             `json:"claim_held"`
-	ThroughputRPS     float64          `json:"throughput_rps"`
-	ThroughputEffects float64          `json:"throughput_effects_per_s"`
+	System           string    `json:"system"`
+	Variant          string    `json:"variant"`
+	Workload         string    `json:"workload"`
+	Seed             uint64    `json:"seed"`
+	Faults           []string  `json:"faults"`
+	Config           RunConfig `json:"config"`
+	ClaimedGuarantee string    `json:"claimed_guarantee"`
+	Verdict          string    `json:"verdict"`
+	ClaimHeld        bool      `json:"claim_held"`
+	// OfferedRPS is the input rate (records/s over all partitions; the
+	// same as config.rate_rps) and RateChosen how it was set: RateGiven
+	// (--rate) or RateAutomatic (workloads.DefaultRate).
+	OfferedRPS float64 `json:"offered_rps"`
+	RateChosen string  `json:"rate_chosen"`
+	// ThroughputRPS and ThroughputEffects are measured from commits over
+	// ThroughputWindowS ([from, to) s, whole commit cycles); all three are
+	// null when no whole cycle fits between warm-up and the first fault or
+	// the end of the input.
+	ThroughputRPS     *float64         `json:"throughput_rps"`
+	ThroughputEffects *float64         `json:"throughput_effects_per_s"`
+	ThroughputWindowS []float64        `json:"throughput_window_s"`
 	LatencyMS         Latency          `json:"latency_ms"`
 	RecoveryTimeS     *float64         `json:"recovery_time_s"`
 	Recoveries        []Recovery       `json:"recoveries"`
@@ -42,17 +54,26 @@ type Result struct {
 
 // RunConfig is the resolved configuration.
 type RunConfig struct {
-	DurationS    float64           `json:"duration_s"`
-	RateRPS      float64           `json:"rate_rps"`
-	Parallelism  int               `json:"parallelism"`
-	Workers      int               `json:"workers"`
-	DrainS       float64           `json:"drain_s"`
-	BucketS      float64           `json:"bucket_s"`
-	WarmUpS      float64           `json:"warm_up_s"`
+	DurationS   float64 `json:"duration_s"`
+	RateRPS     float64 `json:"rate_rps"`
+	Parallelism int     `json:"parallelism"`
+	Workers     int     `json:"workers"`
+	DrainS      float64 `json:"drain_s"`
+	BucketS     float64 `json:"bucket_s"`
+	WarmUpS     float64 `json:"warm_up_s"`
+	// CommitCycleS is the period of the sink's visible-output bursts
+	// (systems.CommitCycle), 0 for a continuous sink.
+	CommitCycleS float64           `json:"commit_cycle_s"`
 	SystemOpts   map[string]string `json:"system_options"`
 	WorkloadOpts map[string]string `json:"workload_options"`
 	Cost         map[string]string `json:"cost_model"`
 }
+
+// How the input rate was chosen (run.json's rate_chosen).
+const (
+	RateGiven     = "given"
+	RateAutomatic = "automatic"
+)
 
 // Latency is the end-to-end latency distribution of committed effects.
 type Latency struct {
@@ -84,4 +105,13 @@ type Host struct {
 	StartedAt string  `json:"started_at"`
 	// ObserverWallS is the observer's wall time (history, reads, porcupine).
 	ObserverWallS float64 `json:"observer_wall_s,omitempty"`
+}
+
+// FormatRPS prints a nullable records/s figure rounded to a record, or none
+// when it is null (no whole commit cycle to measure over).
+func FormatRPS(v *float64, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, 'f', 0, 64)
 }

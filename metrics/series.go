@@ -196,3 +196,88 @@ func SteadyThroughput(rows []Row, from, to engine.Time) float64 {
 	}
 	return sum / float64(n)
 }
+
+// Window is a throughput measurement window [From, To) of whole buckets.
+type Window struct {
+	From, To engine.Time
+	// Cycles is how many whole commit cycles it spans (0 for a continuous
+	// sink, whose window is every bucket in range).
+	Cycles int
+}
+
+// CycleThroughput is the mean committed effects/s over a window of whole
+// commit cycles inside [from, to): the buckets whose start lies there.
+//
+// A sink that commits in bursts once per cycle (a 2PC sink at each
+// checkpoint, a micro-batch at each batch) makes any window that is not a
+// whole number of cycles alias with the bursts: it holds one burst more or
+// less than its length is worth. So for cycle > 0 the window is n whole
+// periods of P buckets, P = lcm(cycle, bucket)/bucket, with n as large as
+// fits; and its edges are placed in the quietest phase of the period (the
+// bucket position, modulo P, with the fewest commits over the range, the
+// earliest on a tie), so that a burst whose timing jitters a little cannot
+// cross an edge. ok is false when no whole period fits (or, for cycle 0,
+// no bucket): there is no steady-state figure to report.
+func CycleThroughput(rows []Row, from, to, cycle engine.Time) (perSec float64, w Window, ok bool) {
+	if len(rows) == 0 {
+		return 0, Window{}, false
+	}
+	width := DefaultBucket
+	if len(rows) >= 2 {
+		width = rows[1].Start - rows[0].Start
+	}
+	// Buckets whose start lies in [from, to), clipped to the rows.
+	first := int((from + width - 1) / width)
+	if from <= 0 {
+		first = 0
+	}
+	end := int((to + width - 1) / width)
+	end = min(end, len(rows))
+	if first >= end {
+		return 0, Window{}, false
+	}
+	if cycle <= 0 {
+		var sum int64
+		for _, r := range rows[first:end] {
+			sum += r.Committed
+		}
+		span := engine.Time(end-first) * width
+		return float64(sum) * float64(engine.Second) / float64(span),
+			Window{From: rows[first].Start, To: rows[first].Start + span}, true
+	}
+	period := int(lcm(int64(cycle), int64(width)) / int64(width))
+	if period > end-first {
+		return 0, Window{}, false
+	}
+	byPhase := make([]int64, period)
+	for i := first; i < end; i++ {
+		byPhase[i%period] += rows[i].Committed
+	}
+	start := first
+	for i := first; i < first+period; i++ {
+		if byPhase[i%period] < byPhase[start%period] {
+			start = i
+		}
+	}
+	n := (end - start) / period
+	if n == 0 {
+		// The quietest phase starts too late for a whole period; the
+		// earliest start always fits one (period <= end-first).
+		start, n = first, (end-first)/period
+	}
+	var sum int64
+	for _, r := range rows[start : start+n*period] {
+		sum += r.Committed
+	}
+	span := engine.Time(n*period) * width
+	return float64(sum) * float64(engine.Second) / float64(span),
+		Window{From: rows[start].Start, To: rows[start].Start + span, Cycles: int(span / cycle)}, true
+}
+
+func lcm(a, b int64) int64 {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}

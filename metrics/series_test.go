@@ -170,3 +170,43 @@ func TestSteadyThroughput(t *testing.T) {
 		})
 	}
 }
+
+// A sink that commits 1000 effects in one bucket every 4 buckets (a 400 ms
+// cycle at 2,500 effects/s): over whole cycles the rate is exact wherever
+// the range starts; a window cut at the range's edges would alias.
+func TestCycleThroughput(t *testing.T) {
+	var rows []Row
+	for i := 0; i < 40; i++ {
+		r := Row{Start: engine.Time(i) * ms100}
+		if i%4 == 1 {
+			r.Committed = 1000
+		}
+		rows = append(rows, r)
+	}
+	cycle := 4 * ms100
+	tests := []struct {
+		name     string
+		from, to engine.Time
+		cycle    engine.Time
+		want     float64
+		win      Window
+		ok       bool
+	}{
+		{"aligned", 0, 4 * engine.Second, cycle, 2500, Window{0, 40 * ms100, 10}, true},
+		{"burst at the range start", ms100, 37 * ms100, cycle, 2500, Window{2 * ms100, 34 * ms100, 8}, true},
+		{"one cycle", 5 * ms100, 9 * ms100, cycle, 2500, Window{5 * ms100, 9 * ms100, 1}, true},
+		{"less than a cycle", 5 * ms100, 8 * ms100, cycle, 0, Window{}, false},
+		// The same range without the cycle: 2 bursts in 0.5 s.
+		{"continuous aliases", ms100, 6 * ms100, 0, 4000, Window{ms100, 6 * ms100, 0}, true},
+		// A cycle that is not a whole number of buckets: lcm(250ms, 100ms).
+		{"lcm period", 0, 4 * engine.Second, 250 * engine.Millisecond, 2500, Window{0, 40 * ms100, 16}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, win, ok := CycleThroughput(rows, tt.from, tt.to, tt.cycle)
+			if got != tt.want || win != tt.win || ok != tt.ok {
+				t.Errorf("CycleThroughput = %v, %+v, %v; want %v, %+v, %v", got, win, ok, tt.want, tt.win, tt.ok)
+			}
+		})
+	}
+}

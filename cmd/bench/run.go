@@ -167,7 +167,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 	}
-	fmt.Fprintf(w, "throughput:  %.0f records/s (steady state)\n", r.ThroughputRPS)
+	printThroughput(w, r)
 	fmt.Fprintf(w, "latency:     p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n",
 		r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.P999, r.LatencyMS.Max)
 	if len(r.Faults) > 0 {
@@ -192,4 +192,27 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		fmt.Fprintf(w, "replay:      %s\n", r.Replay)
 	}
 	fmt.Fprintf(w, "results:     %s (simulated %.1fs, %d events, %.2fs wall)\n", dir, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
+}
+
+// printThroughput says what was offered, how that rate was chosen, and what
+// the sink committed over whole commit cycles.
+func printThroughput(w io.Writer, r *harness.Result) {
+	how := "given by --rate"
+	if r.RateChosen == harness.RateAutomatic {
+		how = "chosen automatically: loads the busiest operator to half its capacity under the cost model"
+	}
+	fmt.Fprintf(w, "offered:     %.0f records/s (%s)\n", r.OfferedRPS, how)
+	if r.ThroughputRPS == nil {
+		fmt.Fprintf(w, "throughput:  not measured (no whole commit cycle of %gs between warm-up and the first fault or the end of the input)\n",
+			r.Config.CommitCycleS)
+		return
+	}
+	win := ""
+	if len(r.ThroughputWindowS) == 2 {
+		win = fmt.Sprintf(" over %gs-%gs", r.ThroughputWindowS[0], r.ThroughputWindowS[1])
+		if r.Config.CommitCycleS > 0 {
+			win += fmt.Sprintf(", whole %gs commit cycles", r.Config.CommitCycleS)
+		}
+	}
+	fmt.Fprintf(w, "throughput:  %s records/s committed (steady state%s)\n", harness.FormatRPS(r.ThroughputRPS, ""), win)
 }
