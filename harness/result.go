@@ -23,33 +23,36 @@ type Result struct {
 	// ThroughputWindowS ([from, to) s, whole commit cycles); all three are
 	// null when no whole cycle fits between warm-up and the first fault or
 	// the end of the input.
-	ThroughputRPS     *float64         `json:"throughput_rps"`
-	ThroughputEffects *float64         `json:"throughput_effects_per_s"`
-	ThroughputWindowS []float64        `json:"throughput_window_s"`
-	LatencyMS         Latency          `json:"latency_ms"`
-	RecoveryTimeS     *float64         `json:"recovery_time_s"`
-	Recoveries        []Recovery       `json:"recoveries"`
-	DetectionDelayS   *float64         `json:"detection_delay_s"`
-	Duplicates        int64            `json:"duplicates"`
-	Lost              int64            `json:"lost"`
-	WrongKeys         int64            `json:"wrong_keys"`
-	WrongKeyExamples  []KeyDiff        `json:"wrong_key_examples,omitempty"`
-	Unexpected        int64            `json:"unexpected_effects"`
-	ExpectedEffects   int64            `json:"expected_effects"`
-	CommittedEffects  int64            `json:"committed_effects"`
-	AppendedRecords   int64            `json:"appended_records"`
-	Drained           bool             `json:"drained"`
-	PeakChannelBytes  int64            `json:"peak_channel_bytes"`
-	ChannelCapBytes   int64            `json:"channel_capacity_bytes"`
-	SimTimeS          float64          `json:"sim_time_s"`
-	SimEvents         uint64           `json:"sim_events"`
-	Counters          map[string]int64 `json:"counters"`
-	SystemMetrics     map[string]any   `json:"system_metrics"`
-	ExitCode          int              `json:"exit_code"`
-	Problems          []string         `json:"problems"`
-	Replay            string           `json:"replay"`
-	Observer          *Observation     `json:"observer,omitempty"`
-	Host              Host             `json:"host"`
+	ThroughputRPS     *float64  `json:"throughput_rps"`
+	ThroughputEffects *float64  `json:"throughput_effects_per_s"`
+	ThroughputWindowS []float64 `json:"throughput_window_s"`
+	LatencyMS         Latency   `json:"latency_ms"`
+	// RecoveryTimeS is the slowest fault's output-staleness recovery and
+	// LagRecoveryTimeS its source-lag recovery (README: metric definitions).
+	RecoveryTimeS    *float64         `json:"recovery_time_s"`
+	LagRecoveryTimeS *float64         `json:"lag_recovery_time_s"`
+	Recoveries       []Recovery       `json:"recoveries"`
+	DetectionDelayS  *float64         `json:"detection_delay_s"`
+	Duplicates       int64            `json:"duplicates"`
+	Lost             int64            `json:"lost"`
+	WrongKeys        int64            `json:"wrong_keys"`
+	WrongKeyExamples []KeyDiff        `json:"wrong_key_examples,omitempty"`
+	Unexpected       int64            `json:"unexpected_effects"`
+	ExpectedEffects  int64            `json:"expected_effects"`
+	CommittedEffects int64            `json:"committed_effects"`
+	AppendedRecords  int64            `json:"appended_records"`
+	Drained          bool             `json:"drained"`
+	PeakChannelBytes int64            `json:"peak_channel_bytes"`
+	ChannelCapBytes  int64            `json:"channel_capacity_bytes"`
+	SimTimeS         float64          `json:"sim_time_s"`
+	SimEvents        uint64           `json:"sim_events"`
+	Counters         map[string]int64 `json:"counters"`
+	SystemMetrics    map[string]any   `json:"system_metrics"`
+	ExitCode         int              `json:"exit_code"`
+	Problems         []string         `json:"problems"`
+	Replay           string           `json:"replay"`
+	Observer         *Observation     `json:"observer,omitempty"`
+	Host             Host             `json:"host"`
 }
 
 // RunConfig is the resolved configuration.
@@ -88,6 +91,23 @@ type Recovery struct {
 	Fault         string   `json:"fault"`
 	AtS           float64  `json:"at_s"`
 	RecoveryTimeS *float64 `json:"recovery_time_s"`
+	// LagRecoveryTimeS is the same rule on source lag (the old figure).
+	LagRecoveryTimeS *float64 `json:"lag_recovery_time_s"`
+	// Phases breaks a crash's recovery down by the events recorded.
+	Phases *Phases `json:"phases,omitempty"`
+}
+
+// Phases are the steps of a crash's recovery, in seconds after the crash,
+// each present only if the run recorded it (README: recovery phases).
+type Phases struct {
+	DetectedS     *float64 `json:"detected_s,omitempty"`
+	WorkerUpS     *float64 `json:"worker_up_s,omitempty"`
+	RedeployedS   *float64 `json:"redeployed_s,omitempty"`
+	RestoredS     *float64 `json:"restored_s,omitempty"`
+	RecomputedS   *float64 `json:"recomputed_s,omitempty"`
+	SpoutResumedS *float64 `json:"spout_resumed_s,omitempty"`
+	// CatchUpS is the rest of the recovery after the last recorded step.
+	CatchUpS *float64 `json:"catch_up_s,omitempty"`
 }
 
 // KeyDiff is a key whose final visible value differs from the oracle's.

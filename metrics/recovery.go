@@ -64,6 +64,13 @@ func DefaultRecoveryOptions() RecoveryOptions {
 // ok = false when the disruption never satisfies step 4 within the rows
 // (DESIGN.md's "null if never within the run").
 func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engine.Time, ok bool) {
+	return RecoveryTimeOf(rows, func(r Row) int64 { return r.Lag }, fault, opt)
+}
+
+// RecoveryTimeOf is RecoveryTime on another level sampled at each bucket's
+// end (output staleness in ns: the harness's recovery_time_s), with Slack in
+// that level's unit.
+func RecoveryTimeOf(rows []Row, value func(Row) int64, fault engine.Time, opt RecoveryOptions) (rec engine.Time, ok bool) {
 	limit := len(rows)
 	if opt.End > 0 {
 		for limit > 0 && rows[limit-1].Start >= opt.End {
@@ -77,12 +84,12 @@ func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engin
 
 	var level int64
 	for _, r := range rows[:limit] {
-		if r.Start >= fault-opt.PreWindow && r.Start >= opt.WarmUp && r.Start+width <= fault && r.Lag > level {
-			level = r.Lag
+		if r.Start >= fault-opt.PreWindow && r.Start >= opt.WarmUp && r.Start+width <= fault && value(r) > level {
+			level = value(r)
 		}
 	}
 	threshold := float64(level)*(1+opt.Epsilon) + float64(opt.Slack)
-	bad := func(i int) bool { return float64(rows[i].Lag) > threshold }
+	bad := func(i int) bool { return float64(value(rows[i])) > threshold }
 
 	d := -1
 	for i := 0; i < limit; i++ {

@@ -13,7 +13,7 @@ const DefaultBucket = 100 * engine.Millisecond
 
 // CSVHeader is the header line of timeseries.csv; its column names are part
 // of the results format, so they live in one place.
-const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms,checkpoints_completed,checkpoint_duration_max_ms"
+const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms,checkpoints_completed,checkpoint_duration_max_ms,staleness_ms"
 
 // Row is one bucket [Start, Start+bucket) of the time series.
 type Row struct {
@@ -32,6 +32,10 @@ type Row struct {
 	// both 0 for systems that do not checkpoint.
 	Checkpoints   int64
 	CheckpointMax engine.Time
+	// Staleness is the output staleness at the END of the bucket: the age
+	// of the oldest appended record with an expected effect committed
+	// later (Staleness in staleness.go); 0 until SetStaleness is called.
+	Staleness engine.Time
 }
 
 type seriesBucket struct {
@@ -45,8 +49,9 @@ type seriesBucket struct {
 
 // Series accumulates the per-bucket time series of a run.
 type Series struct {
-	bucket  engine.Time
-	buckets []seriesBucket
+	bucket    engine.Time
+	buckets   []seriesBucket
+	staleness []engine.Time
 }
 
 // NewSeries returns an empty series with buckets of the given length
@@ -57,6 +62,9 @@ func NewSeries(bucket engine.Time) *Series {
 	}
 	return &Series{bucket: bucket}
 }
+
+// Len returns the number of buckets so far.
+func (s *Series) Len() int { return len(s.buckets) }
 
 // Bucket returns the bucket length.
 func (s *Series) Bucket() engine.Time { return s.bucket }
@@ -112,6 +120,9 @@ func (s *Series) Rows() []Row {
 			Lag:             lag,
 		}
 		r.Checkpoints, r.CheckpointMax = b.checkpoints, b.checkpointMax
+		if i < len(s.staleness) {
+			r.Staleness = s.staleness[i]
+		}
 		if b.lat.Count() > 0 {
 			r.P50 = b.lat.Quantile(0.50)
 			r.P99 = b.lat.Quantile(0.99)
@@ -120,6 +131,11 @@ func (s *Series) Rows() []Row {
 	}
 	return rows
 }
+
+// SetStaleness sets the output staleness at the end of each bucket (one
+// entry per bucket from 0). Staleness is known only after the run, when
+// every record's last first commit is; see Staleness.
+func (s *Series) SetStaleness(st []engine.Time) { s.staleness = st }
 
 // Checkpoint records a checkpoint that completed at time at after taking
 // duration from trigger to completion.
@@ -163,6 +179,8 @@ func WriteRowsCSV(w io.Writer, rows []Row) error {
 		buf = strconv.AppendInt(buf, r.Checkpoints, 10)
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, ms(r.CheckpointMax), 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, ms(r.Staleness), 'f', -1, 64)
 		buf = append(buf, '\n')
 		bw.Write(buf) // bufio keeps the first error; Flush reports it
 	}

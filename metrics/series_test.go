@@ -113,14 +113,15 @@ func TestWriteCSV(t *testing.T) {
 	s.Lag(3*ms100, 4)
 	s.Checkpoint(220*engine.Millisecond, 30*engine.Millisecond)
 	s.Checkpoint(280*engine.Millisecond, 45*engine.Millisecond)
+	s.SetStaleness([]engine.Time{0, 150 * engine.Millisecond}) // the last bucket's is unset: 0
 	var buf bytes.Buffer
 	if err := s.WriteCSV(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := CSVHeader + "\n" +
-		"0,2,20,12,1.5,1.5,0,0\n" +
-		"0.1,0,0,12,0,0,0,0\n" +
-		"0.2,1,10,4,2,2,2,45\n"
+		"0,2,20,12,1.5,1.5,0,0,0\n" +
+		"0.1,0,0,12,0,0,0,0,150\n" +
+		"0.2,1,10,4,2,2,2,45,0\n"
 	if got := buf.String(); got != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
 	}

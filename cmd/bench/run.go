@@ -175,7 +175,11 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		if r.RecoveryTimeS != nil {
 			rec = fmt.Sprintf("%.3f s", *r.RecoveryTimeS)
 		}
-		fmt.Fprintf(w, "recovery:    %s\n", rec)
+		lag := "never"
+		if r.LagRecoveryTimeS != nil {
+			lag = fmt.Sprintf("%.3f s", *r.LagRecoveryTimeS)
+		}
+		fmt.Fprintf(w, "recovery:    %s until output staleness is back to normal (source lag: %s)\n", rec, lag)
 	}
 	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
 		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
