@@ -32,7 +32,7 @@ func TestThroughputIsOfferedRateAtEveryCommitCycle(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.System = tt.system
 			cfg.Duration = 11 * engine.Second
-			cfg.Rate = 20_000
+			cfg.Rate = 10_000
 			cfg.SystemOpts = map[string]string{tt.opt: tt.val}
 			r := runCfg(t, cfg)
 			if r.Config.CommitCycleS == 0 {

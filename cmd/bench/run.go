@@ -180,6 +180,11 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 			lag = fmt.Sprintf("%.3f s", *r.LagRecoveryTimeS)
 		}
 		fmt.Fprintf(w, "recovery:    %s until output staleness is back to normal (source lag: %s)\n", rec, lag)
+		for _, rc := range r.Recoveries {
+			if p := phaseLine(rc.Phases); p != "" {
+				fmt.Fprintf(w, "  phases:    %s after %s\n", p, rc.Fault)
+			}
+		}
 	}
 	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
 		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
@@ -219,4 +224,28 @@ func printThroughput(w io.Writer, r *harness.Result) {
 		}
 	}
 	fmt.Fprintf(w, "throughput:  %s records/s committed (steady state%s)\n", harness.FormatRPS(r.ThroughputRPS, ""), win)
+}
+
+// phaseLine lists the recorded recovery steps of a crash in time order, in
+// seconds after it ("" when none was recorded).
+func phaseLine(p *harness.Phases) string {
+	if p == nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range []struct {
+		name string
+		v    *float64
+	}{
+		{"detected", p.DetectedS}, {"worker up", p.WorkerUpS}, {"redeployed", p.RedeployedS},
+		{"restored", p.RestoredS}, {"recomputed", p.RecomputedS}, {"spout resumed", p.SpoutResumedS},
+	} {
+		if s.v != nil {
+			parts = append(parts, fmt.Sprintf("%s %gs", s.name, *s.v))
+		}
+	}
+	if p.CatchUpS != nil {
+		parts = append(parts, fmt.Sprintf("then %gs catching up", *p.CatchUpS))
+	}
+	return strings.Join(parts, ", ")
 }
