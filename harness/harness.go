@@ -91,9 +91,8 @@ type runner struct {
 	drainMax engine.Time
 	// rateChosen says whether --rate was given or chosen by the harness.
 	rateChosen string
-	// cycle is the system's commit cycle (0: continuous); hold is how long
-	// the output must stay recovered: max(1s, 2 cycles).
-	cycle, hold engine.Time
+	// cycle is the system's commit cycle (0: continuous).
+	cycle engine.Time
 
 	// observation
 	effects [][]uint8
@@ -203,7 +202,6 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	r.warmUp = min(2*engine.Second, cfg.Duration/4)
 	r.cycle = systems.CommitCycle(r.sys, r.variant, r.opts)
-	r.hold = stalenessOptions(metrics.DefaultRecoveryOptions(), r.cycle).Hold
 	r.sim, err = sim.New(r.dep, sim.Config{
 		Seed: engine.ChildSeed(cfg.Seed, "runtime"), Cost: r.cost, Workers: cfg.Workers,
 		SampleEvery: cfg.Bucket, Observer: r,
@@ -283,7 +281,7 @@ func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 func (r *runner) Sample(at engine.Time) {
 	r.series.Lag(at, r.lag(at))
 	if r.drained {
-		if at >= r.drainedAt+r.hold {
+		if at >= r.drainedAt+metrics.DefaultRecoveryOptions().Hold {
 			r.sim.Stop()
 		}
 		return
@@ -438,6 +436,11 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 	// one bucket, the sampling resolution of the sawtooth's peak.
 	stale := stalenessOptions(base, r.cycle)
 	stale.Slack = int64(r.cfg.Bucket)
+	if r.drained {
+		// Nothing is pending after the drain, so staleness stays 0: a hold
+		// window of two long commit cycles need not fit in the simulation.
+		stale.Settled = r.drainedAt
+	}
 	staleness := func(row metrics.Row) int64 { return int64(row.Staleness) }
 	// The source lag rule as before, under its own name.
 	lag := base

@@ -24,6 +24,13 @@ type RecoveryOptions struct {
 	// during the drain (the backlog is still worked off); a caller that
 	// wants recovery under load only passes the end of the input.
 	End engine.Time
+	// Settled, if positive, is when the level is known to stay where it is
+	// for good (the harness passes the instant the run drained: input over,
+	// every expected effect committed, so neither lag nor staleness can rise
+	// again). A hold window that runs past the rows is then confirmed if the
+	// rows reach Settled, instead of leaving the recovery unconfirmed: the
+	// hold of a long commit cycle may outlast the simulation.
+	Settled engine.Time
 }
 
 // DefaultRecoveryOptions returns the defaults: PreWindow 2s, Hold 1s,
@@ -119,7 +126,8 @@ func RecoveryTimeOf(rows []Row, value func(Row) int64, fault engine.Time, opt Re
 			b = j // resume after the bad bucket that broke the hold
 			continue
 		}
-		if j == limit && rows[limit-1].Start+width < holdEnd {
+		if j == limit && rows[limit-1].Start+width < holdEnd &&
+			!(opt.Settled > 0 && rows[limit-1].Start+width >= opt.Settled) {
 			// The rows end before the hold window does: recovery cannot be
 			// confirmed, and any later candidate has even less room.
 			return 0, false
