@@ -78,6 +78,11 @@ func TestStormackRecoveryCoversTimeoutReplays(t *testing.T) {
 	if peak < ackTimeout {
 		t.Fatalf("peak staleness %v below the ack timeout %v", peak, ackTimeout)
 	}
+	// stormack has no coordinator: its breakdown is the worker coming back
+	// and the spout resuming, then catching up (the replays included).
+	if p := r.Recoveries[0].Phases; p == nil || p.SpoutResumedS == nil || p.DetectedS != nil || p.CatchUpS == nil {
+		t.Fatalf("phases %+v", p)
+	}
 }
 
 func (r *Result) cfgBucket() engine.Time {
@@ -119,4 +124,44 @@ func TestLineageRecoveryAgreesWithItsOwnMetric(t *testing.T) {
 			t.Errorf("seed %d: recovery_time_s %.3f s, lineage's own recovery_s %.3f s: more than 20%% apart", seed, *r.RecoveryTimeS, own)
 		}
 	}
+}
+
+// A barrier crash's breakdown comes from the recorded events, in order:
+// detection after detect-delay, the worker back after restart-delay, a new
+// deployment after the global restart, the tasks restored, and the rest is
+// catching up.
+func TestRecoveryPhasesFromEvents(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.System = "barrier"
+	cfg.Duration = 5 * engine.Second
+	cfg.Rate = 20_000
+	cfg.Faults = []string{"crash@2500ms:worker=1,restart=1500ms"}
+	r := runCfg(t, cfg)
+	if len(r.Recoveries) != 1 || r.Recoveries[0].Phases == nil || r.RecoveryTimeS == nil {
+		t.Fatalf("recoveries %+v", r.Recoveries)
+	}
+	p := r.Recoveries[0].Phases
+	for name, v := range map[string]*float64{"detected": p.DetectedS, "worker_up": p.WorkerUpS, "redeployed": p.RedeployedS, "restored": p.RestoredS, "catch_up": p.CatchUpS} {
+		if v == nil {
+			t.Fatalf("phase %s not reported: %+v", name, p)
+		}
+	}
+	if p.RecomputedS != nil || p.SpoutResumedS != nil {
+		t.Errorf("phases barrier never records: %+v", p)
+	}
+	if *p.DetectedS != 1 || *p.WorkerUpS != 1.5 {
+		t.Errorf("detected %v s (detect-delay 1 s), worker up %v s (restart 1.5 s)", *p.DetectedS, *p.WorkerUpS)
+	}
+	// The coordinator deploys once the crashed worker is back.
+	if !(*p.WorkerUpS <= *p.RedeployedS && *p.RedeployedS <= *p.RestoredS) {
+		t.Errorf("out of order: %+v", fmtPhases(p))
+	}
+	if got := *p.RestoredS + *p.CatchUpS; math.Abs(got-*r.RecoveryTimeS) > 0.0015 {
+		t.Errorf("restored %v + catch-up %v != recovery %v", *p.RestoredS, *p.CatchUpS, *r.RecoveryTimeS)
+	}
+}
+
+func fmtPhases(p *Phases) map[string]any {
+	return map[string]any{"detected": fmtPtr(p.DetectedS), "worker_up": fmtPtr(p.WorkerUpS), "redeployed": fmtPtr(p.RedeployedS),
+		"restored": fmtPtr(p.RestoredS), "catch_up": fmtPtr(p.CatchUpS)}
 }
