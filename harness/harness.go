@@ -89,8 +89,9 @@ type runner struct {
 	claim    string
 	warmUp   engine.Time
 	drainMax engine.Time
-	// rateChosen says whether --rate was given or chosen by the harness.
-	rateChosen string
+	// rateChosen says whether --rate was given or chosen by the harness,
+	// and rateRule by which rule.
+	rateChosen, rateRule string
 	// cycle is the system's commit cycle (0: continuous).
 	cycle engine.Time
 
@@ -163,7 +164,10 @@ func prepare(cfg Config) (*runner, error) {
 	r.cfg.Rate = rate
 	r.rateChosen = RateGiven
 	if !rateGiven {
-		r.rateChosen = RateAutomatic
+		r.rateChosen, r.rateRule = RateAutomatic, RuleHalfCapacity
+		if _, ok := r.w.(workloads.PeerToPeer); ok {
+			r.rateRule = RulePeerToPeer
+		}
 	}
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
 	r.job = systems.Job{
@@ -310,7 +314,7 @@ func (r *runner) finish() *Outcome {
 		System: r.cfg.System, Variant: r.variant, Workload: r.cfg.Workload, Seed: r.cfg.Seed,
 		Faults: []string{}, ClaimedGuarantee: r.claim, Counters: r.counters,
 		SystemMetrics: map[string]any{}, Problems: []string{}, Recoveries: []Recovery{},
-		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen,
+		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen, RateRule: r.rateRule,
 	}
 	for _, s := range r.specs {
 		res.Faults = append(res.Faults, s.String())

@@ -19,6 +19,9 @@ type Result struct {
 	// (--rate) or RateAutomatic (workloads.DefaultRate).
 	OfferedRPS float64 `json:"offered_rps"`
 	RateChosen string  `json:"rate_chosen"`
+	// RateRule is how an automatic rate was chosen (RuleHalfCapacity or
+	// RulePeerToPeer); empty for a given rate.
+	RateRule string `json:"rate_rule,omitempty"`
 	// ThroughputRPS and ThroughputEffects are measured from commits over
 	// ThroughputWindowS ([from, to) s, whole commit cycles); all three are
 	// null when no whole cycle fits between warm-up and the first fault or
@@ -76,6 +79,14 @@ type RunConfig struct {
 const (
 	RateGiven     = "given"
 	RateAutomatic = "automatic"
+)
+
+// Rules for an automatic rate (run.json's rate_rule).
+const (
+	// RuleHalfCapacity: workloads.DefaultRate.
+	RuleHalfCapacity = "half the busiest operator's capacity under the cost model"
+	// RulePeerToPeer: a peer-to-peer workload's own DefaultRate.
+	RulePeerToPeer = "the peer-to-peer workload's default"
 )
 
 // Latency is the end-to-end latency distribution of committed effects.

@@ -44,8 +44,8 @@ func TestThroughputIsOfferedRateAtEveryCommitCycle(t *testing.T) {
 			if got := *r.ThroughputRPS; math.Abs(got-r.OfferedRPS) > 0.01*r.OfferedRPS {
 				t.Errorf("throughput %.0f records/s over %v, offered %.0f: more than 1%% apart", got, r.ThroughputWindowS, r.OfferedRPS)
 			}
-			if r.RateChosen != RateGiven {
-				t.Errorf("rate_chosen = %q with --rate given", r.RateChosen)
+			if r.RateChosen != RateGiven || r.RateRule != "" {
+				t.Errorf("rate_chosen = %q, rate_rule = %q with --rate given", r.RateChosen, r.RateRule)
 			}
 		})
 	}
@@ -67,7 +67,7 @@ func TestThroughputNullWithoutAWholeCycle(t *testing.T) {
 	cfg.Rate = 0
 	cfg.Duration = engine.Second
 	r = runCfg(t, cfg)
-	if r.RateChosen != RateAutomatic || r.OfferedRPS != r.Config.RateRPS || r.OfferedRPS <= 0 {
-		t.Fatalf("rate_chosen %q offered %v config %v", r.RateChosen, r.OfferedRPS, r.Config.RateRPS)
+	if r.RateChosen != RateAutomatic || r.RateRule != RuleHalfCapacity || r.OfferedRPS != r.Config.RateRPS || r.OfferedRPS <= 0 {
+		t.Fatalf("rate_chosen %q rule %q offered %v config %v", r.RateChosen, r.RateRule, r.OfferedRPS, r.Config.RateRPS)
 	}
 }

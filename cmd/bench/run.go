@@ -208,7 +208,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 func printThroughput(w io.Writer, r *harness.Result) {
 	how := "given by --rate"
 	if r.RateChosen == harness.RateAutomatic {
-		how = "chosen automatically: loads the busiest operator to half its capacity under the cost model"
+		how = "chosen automatically: " + r.RateRule
 	}
 	fmt.Fprintf(w, "offered:     %.0f records/s (%s)\n", r.OfferedRPS, how)
 	if r.ThroughputRPS == nil {
