@@ -28,10 +28,10 @@ type Probe struct {
 	// ThroughputRPS and P99MS are run.json's throughput_rps and
 	// latency_ms.p99 (p99 over every effect committed by the end of the
 	// probe's drain).
-	ThroughputRPS float64 `json:"throughput_rps"`
-	P99MS         float64 `json:"p99_ms"`
-	Drained       bool    `json:"drained"`
-	Sustained     bool    `json:"sustained"`
+	ThroughputRPS *float64 `json:"throughput_rps"`
+	P99MS         float64  `json:"p99_ms"`
+	Drained       bool     `json:"drained"`
+	Sustained     bool     `json:"sustained"`
 	// Reason says why a probe is not sustained.
 	Reason string `json:"reason,omitempty"`
 	// Replay is the bench run line of this probe.

@@ -40,14 +40,18 @@ func TestCapacityFollowsCoreBound(t *testing.T) {
 			bound := workloads.CapacityBound(w, &c, par, workers)
 			cfg.Rate = 1.5 * bound
 			r := runCfg(t, cfg)
-			t.Logf("bound %.0f records/s, measured %.0f (%.3f)", bound, r.ThroughputRPS, r.ThroughputRPS/bound)
-			if r.ThroughputRPS < 0.9*bound || r.ThroughputRPS > 1.1*bound {
-				t.Errorf("capacity %.0f records/s, cost-model bound %.0f: off by more than 10%%", r.ThroughputRPS, bound)
+			if r.ThroughputRPS == nil {
+				t.Fatal("no throughput measured")
 			}
-			if par > workers*cores && last > 0 && r.ThroughputRPS > 1.1*last {
-				t.Errorf("cores are full, yet capacity grew from %.0f to %.0f", last, r.ThroughputRPS)
+			got := *r.ThroughputRPS
+			t.Logf("bound %.0f records/s, measured %.0f (%.3f)", bound, got, got/bound)
+			if got < 0.9*bound || got > 1.1*bound {
+				t.Errorf("capacity %.0f records/s, cost-model bound %.0f: off by more than 10%%", got, bound)
 			}
-			last = r.ThroughputRPS
+			if par > workers*cores && last > 0 && got > 1.1*last {
+				t.Errorf("cores are full, yet capacity grew from %.0f to %.0f", last, got)
+			}
+			last = got
 		})
 	}
 }

@@ -101,9 +101,17 @@ type runner struct {
 	claim    string
 	warmUp   engine.Time
 	drainMax engine.Time
+	// rateChosen says whether --rate was given or chosen by the harness,
+	// and rateRule by which rule.
+	rateChosen, rateRule string
+	// cycle is the system's commit cycle (0: continuous).
+	cycle engine.Time
 
 	// observation
-	effects   [][]uint8
+	effects [][]uint8
+	// done[p][off]: the latest first commit of the record's effects, 0 if
+	// none committed yet (8 bytes a record; see metrics.Staleness).
+	done      [][]int64
 	expected  int64
 	final     map[uint64]int64
 	delivery  *check.Delivery
@@ -115,7 +123,10 @@ type runner struct {
 	drained   bool
 	drainedAt engine.Time
 
-	obs         *observer // nil unless cfg.Observe
+	obs *observer // nil unless cfg.Observe
+	// commitHook, if set (by tests), sees every commit and whether it was
+	// the effect's first.
+	commitHook  func(at engine.Time, c engine.Commit, first bool)
 	observeWall time.Duration
 }
 
@@ -126,6 +137,8 @@ func prepare(cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	// Before peerToPeer, which fills in the peer workload's own default.
+	rateGiven := cfg.Rate > 0
 	r := &runner{cfg: cfg, cost: engine.DefaultCost(), counters: map[string]int64{}, visible: map[uint64]int64{}}
 	var err error
 	if r.sys, err = systems.Lookup(cfg.System); err != nil {
@@ -167,6 +180,13 @@ func prepare(cfg Config) (*runner, error) {
 		rate = workloads.DefaultRate(r.w, &r.cost, cfg.Parallelism, cfg.Workers)
 	}
 	r.cfg.Rate = rate
+	r.rateChosen = RateGiven
+	if !rateGiven {
+		r.rateChosen, r.rateRule = RateAutomatic, RuleHalfCapacity
+		if _, ok := r.w.(workloads.PeerToPeer); ok {
+			r.rateRule = RulePeerToPeer
+		}
+	}
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
 	r.job = systems.Job{
 		Workload: r.w, Log: r.log, Parallelism: cfg.Parallelism, Workers: cfg.Workers,
@@ -203,6 +223,7 @@ func prepare(cfg Config) (*runner, error) {
 		}
 	}
 	r.warmUp = min(2*engine.Second, cfg.Duration/4)
+	r.cycle = systems.CommitCycle(r.sys, r.variant, r.opts)
 	r.sim, err = sim.New(r.dep, sim.Config{
 		Seed: engine.ChildSeed(cfg.Seed, "runtime"), Cost: r.cost, Workers: cfg.Workers,
 		SampleEvery: cfg.Bucket, Observer: r,
@@ -235,6 +256,10 @@ func (r *runner) run() *Outcome {
 		return int32(r.effects[p][off])
 	}, r.cfg.Parallelism)
 	r.series = metrics.NewSeries(r.cfg.Bucket)
+	r.done = make([][]int64, r.cfg.Parallelism)
+	for p := range r.done {
+		r.done[p] = make([]int64, r.log.Total())
+	}
 	r.sim.Run(r.cfg.Duration + r.drainMax)
 	return r.finish()
 }
@@ -242,7 +267,19 @@ func (r *runner) run() *Outcome {
 // --- sim.Observer ---
 
 func (r *runner) Commit(at engine.Time, c engine.Commit) {
+	before := r.delivery.Distinct()
 	r.delivery.Commit(c.ID)
+	first := r.delivery.Distinct() > before
+	if r.commitHook != nil {
+		r.commitHook(at, c, first)
+	}
+	if first {
+		// A first commit of a valid effect (so its offset is appended):
+		// duplicates must not make a record look late. Commits reach the
+		// harness out of time order by up to a CPU slice, hence max.
+		d := &r.done[c.ID.Part][c.ID.Off]
+		*d = max(*d, int64(at))
+	}
 	lat := at - c.Born
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
@@ -295,6 +332,7 @@ func (r *runner) finish() *Outcome {
 		System: r.cfg.System, Variant: r.variant, Workload: r.cfg.Workload, Seed: r.cfg.Seed,
 		Faults: []string{}, ClaimedGuarantee: r.claim, Counters: r.counters,
 		SystemMetrics: map[string]any{}, Problems: []string{}, Recoveries: []Recovery{},
+		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen, RateRule: r.rateRule,
 	}
 	for _, s := range r.specs {
 		res.Faults = append(res.Faults, s.String())
@@ -328,6 +366,10 @@ func (r *runner) finish() *Outcome {
 		P50: ms(r.latency.Quantile(0.50)), P99: ms(r.latency.Quantile(0.99)),
 		P999: ms(r.latency.Quantile(0.999)), Max: ms(r.latency.Max()),
 	}
+	// Staleness needs every record's last first commit, so it is computed
+	// now; the per-record times are not needed after it.
+	r.series.SetStaleness(metrics.Staleness(r.done, r.log.BornAt, r.cfg.Bucket, r.series.Len()))
+	r.done = nil
 	rows := r.series.Rows()
 	steadyEnd := r.cfg.Duration
 	firstFault := engine.Time(math.MaxInt64)
@@ -341,12 +383,22 @@ func (r *runner) finish() *Outcome {
 		// A fault inside the warm-up: measure what there is before it.
 		steadyStart = steadyEnd / 2
 	}
-	// The series counts effects; throughput is stated in input records/s,
-	// the unit of --rate, by the log's exact effects-per-record ratio.
-	effectsPerSec := metrics.SteadyThroughput(rows, steadyStart, steadyEnd)
-	res.ThroughputEffects = round3(effectsPerSec)
-	if r.expected > 0 {
-		res.ThroughputRPS = round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))
+	// Whole commit cycles, so that a bursty sink (2PC, micro-batches) that
+	// keeps up reports the offered rate (metrics.CycleThroughput). The
+	// series counts effects; throughput is stated in input records/s, the
+	// unit of --rate, by the log's exact effects-per-record ratio.
+	res.Config.CommitCycleS = r.cycle.Seconds()
+	if effectsPerSec, win, ok := metrics.CycleThroughput(rows, steadyStart, steadyEnd, r.cycle); ok {
+		e := round3(effectsPerSec)
+		res.ThroughputEffects = &e
+		if r.expected > 0 {
+			rps := round3(effectsPerSec * float64(res.AppendedRecords) / float64(r.expected))
+			res.ThroughputRPS = &rps
+		} else {
+			zero := 0.0
+			res.ThroughputRPS = &zero
+		}
+		res.ThroughputWindowS = []float64{round3(win.From.Seconds()), round3(win.To.Seconds())}
 	}
 	r.recoveries(res, rows)
 	r.overload(res, rows)
@@ -385,46 +437,140 @@ func (r *runner) workloadOpts() map[string]string {
 	return m
 }
 
+// stalenessOptions widens the pre-fault and hold windows of the staleness
+// recovery rule to two commit cycles each: a bursty sink's staleness is a
+// sawtooth with the cycle's period, so a shorter window could miss its peak
+// before the fault (a threshold too low) or end between two peaks after it
+// (a recovery declared too early); the figure would then depend on phase.
+func stalenessOptions(o metrics.RecoveryOptions, cycle engine.Time) metrics.RecoveryOptions {
+	o.PreWindow = max(o.PreWindow, 2*cycle)
+	o.Hold = max(o.Hold, 2*cycle)
+	return o
+}
+
 func (r *runner) recoveries(res *Result, rows []metrics.Row) {
-	opt := metrics.DefaultRecoveryOptions()
-	opt.WarmUp = r.warmUp
-	opt.Slack = int64(math.Ceil(r.cfg.Rate * r.cfg.Bucket.Seconds()))
+	base := metrics.DefaultRecoveryOptions()
+	base.WarmUp = r.warmUp
 	// Recovery may complete during the drain: the backlog a fault left
 	// must still be worked off, though without new input it goes faster
 	// than under load (README: recovery time).
-	opt.End = r.sim.Now()
+	base.End = r.sim.Now()
+	// Output staleness (README): back within 1.1x its pre-fault level plus
+	// one bucket, the sampling resolution of the sawtooth's peak.
+	stale := stalenessOptions(base, r.cycle)
+	stale.Slack = int64(r.cfg.Bucket)
+	if r.drained {
+		// Nothing is pending after the drain, so staleness stays 0: a hold
+		// window of two long commit cycles need not fit in the simulation.
+		stale.Settled = r.drainedAt
+	}
+	staleness := func(row metrics.Row) int64 { return int64(row.Staleness) }
+	// The source lag rule as before, under its own name.
+	lag := base
+	lag.Slack = int64(math.Ceil(r.cfg.Rate * r.cfg.Bucket.Seconds()))
 	hasCrash := false
-	for _, s := range r.specs {
+	for i, s := range r.specs {
 		rec := Recovery{Fault: s.String(), AtS: s.At.Seconds()}
-		if t, ok := metrics.RecoveryTime(rows, s.At, opt); ok {
+		if t, ok := metrics.RecoveryTimeOf(rows, staleness, s.At, stale); ok {
 			v := round3(t.Seconds())
 			rec.RecoveryTimeS = &v
 		}
-		res.Recoveries = append(res.Recoveries, rec)
+		if t, ok := metrics.RecoveryTime(rows, s.At, lag); ok {
+			v := round3(t.Seconds())
+			rec.LagRecoveryTimeS = &v
+		}
 		if s.Kind == "crash" {
 			hasCrash = true
+			rec.Phases = r.phases(i, rec.RecoveryTimeS)
 		}
+		res.Recoveries = append(res.Recoveries, rec)
 	}
-	if len(res.Recoveries) > 0 {
-		// The headline recovery time is the slowest fault's; null if any
-		// fault was never recovered from.
-		var worst float64
-		ok := true
-		for _, rec := range res.Recoveries {
-			if rec.RecoveryTimeS == nil {
-				ok = false
-				break
-			}
-			worst = max(worst, *rec.RecoveryTimeS)
-		}
-		if ok {
-			res.RecoveryTimeS = &worst
-		}
-	}
+	// The headline recovery times are the slowest fault's; null if any
+	// fault was never recovered from (or there is none).
+	res.RecoveryTimeS = worst(res.Recoveries, func(rec Recovery) *float64 { return rec.RecoveryTimeS })
+	res.LagRecoveryTimeS = worst(res.Recoveries, func(rec Recovery) *float64 { return rec.LagRecoveryTimeS })
 	if hasCrash && r.dep.Coordinator >= 0 {
 		d := r.cost.DetectDelay.Seconds()
 		res.DetectionDelayS = &d
 	}
+}
+
+func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
+	if len(recs) == 0 {
+		return nil
+	}
+	var w float64
+	for _, rec := range recs {
+		v := get(rec)
+		if v == nil {
+			return nil
+		}
+		w = max(w, *v)
+	}
+	return &w
+}
+
+// phases is the breakdown of crash fault i's recovery from the events the
+// runtime and the system recorded (README: recovery phases), in seconds
+// after the crash; a step the run did not record is left out. Events count
+// from the crash until the next crash, so that one fault's steps are not
+// credited to another.
+func (r *runner) phases(i int, rec *float64) *Phases {
+	s := r.specs[i]
+	until := engine.Time(math.MaxInt64)
+	for _, o := range r.specs {
+		if o.Kind == "crash" && o.At > s.At {
+			until = min(until, o.At)
+		}
+	}
+	worker := int64(-1)
+	for _, e := range r.events {
+		if e.Kind == "worker_crash" && e.Time == s.At {
+			worker = e.ID
+			break
+		}
+	}
+	ph := &Phases{}
+	var last float64
+	set := func(dst **float64, t engine.Time, latest bool) {
+		v := round3((t - s.At).Seconds())
+		if *dst == nil || (latest && v > **dst) {
+			*dst = &v
+		}
+		last = max(last, v)
+	}
+	for _, e := range r.events {
+		if e.Time < s.At || e.Time >= until {
+			continue
+		}
+		switch e.Kind {
+		case "failure_detected", "recovery_start": // checkpoint coordinator; lineage driver
+			if e.ID == worker {
+				set(&ph.DetectedS, e.Time, false)
+			}
+		case "worker_up":
+			if e.ID == worker {
+				set(&ph.WorkerUpS, e.Time, false)
+			}
+		case "deploy": // the checkpoint coordinator re-deploys every task
+			if e.ID > 0 {
+				set(&ph.RedeployedS, e.Time, false)
+			}
+		case "restore": // every task restored: the last one counts
+			set(&ph.RestoredS, e.Time, true)
+		case "recovery_recomputed":
+			if e.ID == worker {
+				set(&ph.RecomputedS, e.Time, false)
+			}
+		case "spout_resume": // stormack: a restarted spout resumes from its committed offset
+			set(&ph.SpoutResumedS, e.Time, false)
+		}
+	}
+	if rec != nil && *rec >= last {
+		v := round3(*rec - last)
+		ph.CatchUpS = &v
+	}
+	return ph
 }
 
 func (r *runner) exitCode(res *Result) int {

@@ -1,62 +1,97 @@
 package harness
 
+import "strconv"
+
 // Result is run.json. Its keys are stable and documented in the README;
 // everything outside Host is a pure function of the configuration and seed.
 type Result struct {
-	System            string           `json:"system"`
-	Variant           string           `json:"variant"`
-	Workload          string           `json:"workload"`
-	Seed              uint64           `json:"seed"`
-	Faults            []string         `json:"faults"`
-	Config            RunConfig        `json:"config"`
-	ClaimedGuarantee  string           `json:"claimed_guarantee"`
-	Verdict           string           `json:"verdict"`
-	ClaimHeld         bool             `json:"claim_held"`
-	ThroughputRPS     float64          `json:"throughput_rps"`
-	ThroughputEffects float64          `json:"throughput_effects_per_s"`
-	LatencyMS         Latency          `json:"latency_ms"`
-	LagSlopeRPS       *float64         `json:"lag_slope_rps"`
-	Overloaded        *bool            `json:"overloaded"`
-	LagTrend          LagTrend         `json:"lag_trend"`
-	RecoveryTimeS     *float64         `json:"recovery_time_s"`
-	Recoveries        []Recovery       `json:"recoveries"`
-	DetectionDelayS   *float64         `json:"detection_delay_s"`
-	Duplicates        int64            `json:"duplicates"`
-	Lost              int64            `json:"lost"`
-	WrongKeys         int64            `json:"wrong_keys"`
-	WrongKeyExamples  []KeyDiff        `json:"wrong_key_examples,omitempty"`
-	Unexpected        int64            `json:"unexpected_effects"`
-	ExpectedEffects   int64            `json:"expected_effects"`
-	CommittedEffects  int64            `json:"committed_effects"`
-	AppendedRecords   int64            `json:"appended_records"`
-	Drained           bool             `json:"drained"`
-	PeakChannelBytes  int64            `json:"peak_channel_bytes"`
-	ChannelCapBytes   int64            `json:"channel_capacity_bytes"`
-	SimTimeS          float64          `json:"sim_time_s"`
-	SimEvents         uint64           `json:"sim_events"`
-	Counters          map[string]int64 `json:"counters"`
-	SystemMetrics     map[string]any   `json:"system_metrics"`
-	ExitCode          int              `json:"exit_code"`
-	Problems          []string         `json:"problems"`
-	Replay            string           `json:"replay"`
-	Observer          *Observation     `json:"observer,omitempty"`
-	Host              Host             `json:"host"`
+	System           string    `json:"system"`
+	Variant          string    `json:"variant"`
+	Workload         string    `json:"workload"`
+	Seed             uint64    `json:"seed"`
+	Faults           []string  `json:"faults"`
+	Config           RunConfig `json:"config"`
+	ClaimedGuarantee string    `json:"claimed_guarantee"`
+	Verdict          string    `json:"verdict"`
+	ClaimHeld        bool      `json:"claim_held"`
+	// OfferedRPS is the input rate (records/s over all partitions; the
+	// same as config.rate_rps) and RateChosen how it was set: RateGiven
+	// (--rate) or RateAutomatic (workloads.DefaultRate).
+	OfferedRPS float64 `json:"offered_rps"`
+	RateChosen string  `json:"rate_chosen"`
+	// RateRule is how an automatic rate was chosen (RuleHalfCapacity or
+	// RulePeerToPeer); empty for a given rate.
+	RateRule string `json:"rate_rule,omitempty"`
+	// ThroughputRPS and ThroughputEffects are measured from commits over
+	// ThroughputWindowS ([from, to) s, whole commit cycles); all three are
+	// null when no whole cycle fits between warm-up and the first fault or
+	// the end of the input.
+	ThroughputRPS     *float64  `json:"throughput_rps"`
+	ThroughputEffects *float64  `json:"throughput_effects_per_s"`
+	ThroughputWindowS []float64 `json:"throughput_window_s"`
+	LatencyMS         Latency   `json:"latency_ms"`
+	LagSlopeRPS       *float64  `json:"lag_slope_rps"`
+	Overloaded        *bool     `json:"overloaded"`
+	LagTrend          LagTrend  `json:"lag_trend"`
+	// RecoveryTimeS is the slowest fault's output-staleness recovery and
+	// LagRecoveryTimeS its source-lag recovery (README: metric definitions).
+	RecoveryTimeS    *float64         `json:"recovery_time_s"`
+	LagRecoveryTimeS *float64         `json:"lag_recovery_time_s"`
+	Recoveries       []Recovery       `json:"recoveries"`
+	DetectionDelayS  *float64         `json:"detection_delay_s"`
+	Duplicates       int64            `json:"duplicates"`
+	Lost             int64            `json:"lost"`
+	WrongKeys        int64            `json:"wrong_keys"`
+	WrongKeyExamples []KeyDiff        `json:"wrong_key_examples,omitempty"`
+	Unexpected       int64            `json:"unexpected_effects"`
+	ExpectedEffects  int64            `json:"expected_effects"`
+	CommittedEffects int64            `json:"committed_effects"`
+	AppendedRecords  int64            `json:"appended_records"`
+	Drained          bool             `json:"drained"`
+	PeakChannelBytes int64            `json:"peak_channel_bytes"`
+	ChannelCapBytes  int64            `json:"channel_capacity_bytes"`
+	SimTimeS         float64          `json:"sim_time_s"`
+	SimEvents        uint64           `json:"sim_events"`
+	Counters         map[string]int64 `json:"counters"`
+	SystemMetrics    map[string]any   `json:"system_metrics"`
+	ExitCode         int              `json:"exit_code"`
+	Problems         []string         `json:"problems"`
+	Replay           string           `json:"replay"`
+	Observer         *Observation     `json:"observer,omitempty"`
+	Host             Host             `json:"host"`
 }
 
 // RunConfig is the resolved configuration.
 type RunConfig struct {
-	DurationS    float64           `json:"duration_s"`
-	RateRPS      float64           `json:"rate_rps"`
-	Parallelism  int               `json:"parallelism"`
-	Workers      int               `json:"workers"`
-	Cores        int               `json:"cores"` // per worker and on the master node
-	DrainS       float64           `json:"drain_s"`
-	BucketS      float64           `json:"bucket_s"`
-	WarmUpS      float64           `json:"warm_up_s"`
+	DurationS   float64 `json:"duration_s"`
+	RateRPS     float64 `json:"rate_rps"`
+	Parallelism int     `json:"parallelism"`
+	Workers     int     `json:"workers"`
+	Cores       int     `json:"cores"` // per worker and on the master node
+	DrainS      float64 `json:"drain_s"`
+	BucketS     float64 `json:"bucket_s"`
+	WarmUpS     float64 `json:"warm_up_s"`
+	// CommitCycleS is the period of the sink's visible-output bursts
+	// (systems.CommitCycle), 0 for a continuous sink.
+	CommitCycleS float64           `json:"commit_cycle_s"`
 	SystemOpts   map[string]string `json:"system_options"`
 	WorkloadOpts map[string]string `json:"workload_options"`
 	Cost         map[string]string `json:"cost_model"`
 }
+
+// How the input rate was chosen (run.json's rate_chosen).
+const (
+	RateGiven     = "given"
+	RateAutomatic = "automatic"
+)
+
+// Rules for an automatic rate (run.json's rate_rule).
+const (
+	// RuleHalfCapacity: workloads.DefaultRate.
+	RuleHalfCapacity = "half the busiest operator's capacity under the cost model"
+	// RulePeerToPeer: a peer-to-peer workload's own DefaultRate.
+	RulePeerToPeer = "the peer-to-peer workload's default"
+)
 
 // Latency is the end-to-end latency distribution of committed effects.
 type Latency struct {
@@ -71,6 +106,23 @@ type Recovery struct {
 	Fault         string   `json:"fault"`
 	AtS           float64  `json:"at_s"`
 	RecoveryTimeS *float64 `json:"recovery_time_s"`
+	// LagRecoveryTimeS is the same rule on source lag (the old figure).
+	LagRecoveryTimeS *float64 `json:"lag_recovery_time_s"`
+	// Phases breaks a crash's recovery down by the events recorded.
+	Phases *Phases `json:"phases,omitempty"`
+}
+
+// Phases are the steps of a crash's recovery, in seconds after the crash,
+// each present only if the run recorded it (README: recovery phases).
+type Phases struct {
+	DetectedS     *float64 `json:"detected_s,omitempty"`
+	WorkerUpS     *float64 `json:"worker_up_s,omitempty"`
+	RedeployedS   *float64 `json:"redeployed_s,omitempty"`
+	RestoredS     *float64 `json:"restored_s,omitempty"`
+	RecomputedS   *float64 `json:"recomputed_s,omitempty"`
+	SpoutResumedS *float64 `json:"spout_resumed_s,omitempty"`
+	// CatchUpS is the rest of the recovery after the last recorded step.
+	CatchUpS *float64 `json:"catch_up_s,omitempty"`
 }
 
 // KeyDiff is a key whose final visible value differs from the oracle's.
@@ -88,4 +140,13 @@ type Host struct {
 	StartedAt string  `json:"started_at"`
 	// ObserverWallS is the observer's wall time (history, reads, porcupine).
 	ObserverWallS float64 `json:"observer_wall_s,omitempty"`
+}
+
+// FormatRPS prints a nullable records/s figure rounded to a record, or none
+// when it is null (no whole commit cycle to measure over).
+func FormatRPS(v *float64, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, 'f', 0, 64)
 }

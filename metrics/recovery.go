@@ -24,6 +24,13 @@ type RecoveryOptions struct {
 	// during the drain (the backlog is still worked off); a caller that
 	// wants recovery under load only passes the end of the input.
 	End engine.Time
+	// Settled, if positive, is when the level is known to stay where it is
+	// for good (the harness passes the instant the run drained: input over,
+	// every expected effect committed, so neither lag nor staleness can rise
+	// again). A hold window that runs past the rows is then confirmed if the
+	// rows reach Settled, instead of leaving the recovery unconfirmed: the
+	// hold of a long commit cycle may outlast the simulation.
+	Settled engine.Time
 }
 
 // DefaultRecoveryOptions returns the defaults: PreWindow 2s, Hold 1s,
@@ -64,6 +71,13 @@ func DefaultRecoveryOptions() RecoveryOptions {
 // ok = false when the disruption never satisfies step 4 within the rows
 // (DESIGN.md's "null if never within the run").
 func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engine.Time, ok bool) {
+	return RecoveryTimeOf(rows, func(r Row) int64 { return r.Lag }, fault, opt)
+}
+
+// RecoveryTimeOf is RecoveryTime on another level sampled at each bucket's
+// end (output staleness in ns: the harness's recovery_time_s), with Slack in
+// that level's unit.
+func RecoveryTimeOf(rows []Row, value func(Row) int64, fault engine.Time, opt RecoveryOptions) (rec engine.Time, ok bool) {
 	limit := len(rows)
 	if opt.End > 0 {
 		for limit > 0 && rows[limit-1].Start >= opt.End {
@@ -77,12 +91,12 @@ func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engin
 
 	var level int64
 	for _, r := range rows[:limit] {
-		if r.Start >= fault-opt.PreWindow && r.Start >= opt.WarmUp && r.Start+width <= fault && r.Lag > level {
-			level = r.Lag
+		if r.Start >= fault-opt.PreWindow && r.Start >= opt.WarmUp && r.Start+width <= fault && value(r) > level {
+			level = value(r)
 		}
 	}
 	threshold := float64(level)*(1+opt.Epsilon) + float64(opt.Slack)
-	bad := func(i int) bool { return float64(rows[i].Lag) > threshold }
+	bad := func(i int) bool { return float64(value(rows[i])) > threshold }
 
 	d := -1
 	for i := 0; i < limit; i++ {
@@ -112,7 +126,8 @@ func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engin
 			b = j // resume after the bad bucket that broke the hold
 			continue
 		}
-		if j == limit && rows[limit-1].Start+width < holdEnd {
+		if j == limit && rows[limit-1].Start+width < holdEnd &&
+			!(opt.Settled > 0 && rows[limit-1].Start+width >= opt.Settled) {
 			// The rows end before the hold window does: recovery cannot be
 			// confirmed, and any later candidate has even less room.
 			return 0, false

@@ -198,3 +198,32 @@ func TestRecoveryTime(t *testing.T) {
 		})
 	}
 }
+
+// A hold window that runs past the rows: unconfirmed, unless the level is
+// known to be settled (the run drained) by the end of the rows. The same
+// rule works on any level, here staleness in ns.
+func TestRecoveryTimeSettledAndOtherLevels(t *testing.T) {
+	// 2 s quiet, a fault at 2 s, bad for 0.5 s, then 0.3 s of good rows.
+	lags := cat(rep(0, 20), rep(500, 5), rep(0, 3))
+	rows := lagRows(lags...)
+	for i := range rows {
+		rows[i].Staleness = engine.Time(rows[i].Lag) * engine.Millisecond
+	}
+	opt := DefaultRecoveryOptions()
+	if _, ok := RecoveryTime(rows, 2*engine.Second, opt); ok {
+		t.Errorf("a 1 s hold confirmed by 0.3 s of rows")
+	}
+	opt.Settled = 2600 * engine.Millisecond
+	if rec, ok := RecoveryTime(rows, 2*engine.Second, opt); !ok || rec != 500*engine.Millisecond {
+		t.Errorf("settled at 2.6 s: got %v, %v; want 500ms, true", rec, ok)
+	}
+	opt.Settled = 2900 * engine.Millisecond // after the rows end
+	if _, ok := RecoveryTime(rows, 2*engine.Second, opt); ok {
+		t.Errorf("settled after the rows end, yet the hold was confirmed")
+	}
+	opt.Settled = 2600 * engine.Millisecond
+	stale := func(r Row) int64 { return int64(r.Staleness) }
+	if rec, ok := RecoveryTimeOf(rows, stale, 2*engine.Second, opt); !ok || rec != 500*engine.Millisecond {
+		t.Errorf("staleness: got %v, %v; want 500ms, true", rec, ok)
+	}
+}

@@ -13,7 +13,7 @@ const DefaultBucket = 100 * engine.Millisecond
 
 // CSVHeader is the header line of timeseries.csv; its column names are part
 // of the results format, so they live in one place.
-const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms,checkpoints_completed,checkpoint_duration_max_ms"
+const CSVHeader = "t_s,committed,committed_per_s,source_lag,latency_p50_ms,latency_p99_ms,checkpoints_completed,checkpoint_duration_max_ms,staleness_ms"
 
 // Row is one bucket [Start, Start+bucket) of the time series.
 type Row struct {
@@ -32,6 +32,10 @@ type Row struct {
 	// both 0 for systems that do not checkpoint.
 	Checkpoints   int64
 	CheckpointMax engine.Time
+	// Staleness is the output staleness at the END of the bucket: the age
+	// of the oldest appended record with an expected effect committed
+	// later (Staleness in staleness.go); 0 until SetStaleness is called.
+	Staleness engine.Time
 }
 
 type seriesBucket struct {
@@ -45,8 +49,9 @@ type seriesBucket struct {
 
 // Series accumulates the per-bucket time series of a run.
 type Series struct {
-	bucket  engine.Time
-	buckets []seriesBucket
+	bucket    engine.Time
+	buckets   []seriesBucket
+	staleness []engine.Time
 }
 
 // NewSeries returns an empty series with buckets of the given length
@@ -57,6 +62,9 @@ func NewSeries(bucket engine.Time) *Series {
 	}
 	return &Series{bucket: bucket}
 }
+
+// Len returns the number of buckets so far.
+func (s *Series) Len() int { return len(s.buckets) }
 
 // Bucket returns the bucket length.
 func (s *Series) Bucket() engine.Time { return s.bucket }
@@ -112,6 +120,9 @@ func (s *Series) Rows() []Row {
 			Lag:             lag,
 		}
 		r.Checkpoints, r.CheckpointMax = b.checkpoints, b.checkpointMax
+		if i < len(s.staleness) {
+			r.Staleness = s.staleness[i]
+		}
 		if b.lat.Count() > 0 {
 			r.P50 = b.lat.Quantile(0.50)
 			r.P99 = b.lat.Quantile(0.99)
@@ -120,6 +131,11 @@ func (s *Series) Rows() []Row {
 	}
 	return rows
 }
+
+// SetStaleness sets the output staleness at the end of each bucket (one
+// entry per bucket from 0). Staleness is known only after the run, when
+// every record's last first commit is; see Staleness.
+func (s *Series) SetStaleness(st []engine.Time) { s.staleness = st }
 
 // Checkpoint records a checkpoint that completed at time at after taking
 // duration from trigger to completion.
@@ -163,6 +179,8 @@ func WriteRowsCSV(w io.Writer, rows []Row) error {
 		buf = strconv.AppendInt(buf, r.Checkpoints, 10)
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, ms(r.CheckpointMax), 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, ms(r.Staleness), 'f', -1, 64)
 		buf = append(buf, '\n')
 		bw.Write(buf) // bufio keeps the first error; Flush reports it
 	}
@@ -195,4 +213,89 @@ func SteadyThroughput(rows []Row, from, to engine.Time) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// Window is a throughput measurement window [From, To) of whole buckets.
+type Window struct {
+	From, To engine.Time
+	// Cycles is how many whole commit cycles it spans (0 for a continuous
+	// sink, whose window is every bucket in range).
+	Cycles int
+}
+
+// CycleThroughput is the mean committed effects/s over a window of whole
+// commit cycles inside [from, to): the buckets whose start lies there.
+//
+// A sink that commits in bursts once per cycle (a 2PC sink at each
+// checkpoint, a micro-batch at each batch) makes any window that is not a
+// whole number of cycles alias with the bursts: it holds one burst more or
+// less than its length is worth. So for cycle > 0 the window is n whole
+// periods of P buckets, P = lcm(cycle, bucket)/bucket, with n as large as
+// fits; and its edges are placed in the quietest phase of the period (the
+// bucket position, modulo P, with the fewest commits over the range, the
+// earliest on a tie), so that a burst whose timing jitters a little cannot
+// cross an edge. ok is false when no whole period fits (or, for cycle 0,
+// no bucket): there is no steady-state figure to report.
+func CycleThroughput(rows []Row, from, to, cycle engine.Time) (perSec float64, w Window, ok bool) {
+	if len(rows) == 0 {
+		return 0, Window{}, false
+	}
+	width := DefaultBucket
+	if len(rows) >= 2 {
+		width = rows[1].Start - rows[0].Start
+	}
+	// Buckets whose start lies in [from, to), clipped to the rows.
+	first := int((from + width - 1) / width)
+	if from <= 0 {
+		first = 0
+	}
+	end := int((to + width - 1) / width)
+	end = min(end, len(rows))
+	if first >= end {
+		return 0, Window{}, false
+	}
+	if cycle <= 0 {
+		var sum int64
+		for _, r := range rows[first:end] {
+			sum += r.Committed
+		}
+		span := engine.Time(end-first) * width
+		return float64(sum) * float64(engine.Second) / float64(span),
+			Window{From: rows[first].Start, To: rows[first].Start + span}, true
+	}
+	period := int(lcm(int64(cycle), int64(width)) / int64(width))
+	if period > end-first {
+		return 0, Window{}, false
+	}
+	byPhase := make([]int64, period)
+	for i := first; i < end; i++ {
+		byPhase[i%period] += rows[i].Committed
+	}
+	start := first
+	for i := first; i < first+period; i++ {
+		if byPhase[i%period] < byPhase[start%period] {
+			start = i
+		}
+	}
+	n := (end - start) / period
+	if n == 0 {
+		// The quietest phase starts too late for a whole period; the
+		// earliest start always fits one (period <= end-first).
+		start, n = first, (end-first)/period
+	}
+	var sum int64
+	for _, r := range rows[start : start+n*period] {
+		sum += r.Committed
+	}
+	span := engine.Time(n*period) * width
+	return float64(sum) * float64(engine.Second) / float64(span),
+		Window{From: rows[start].Start, To: rows[start].Start + span, Cycles: int(span / cycle)}, true
+}
+
+func lcm(a, b int64) int64 {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }

@@ -113,14 +113,15 @@ func TestWriteCSV(t *testing.T) {
 	s.Lag(3*ms100, 4)
 	s.Checkpoint(220*engine.Millisecond, 30*engine.Millisecond)
 	s.Checkpoint(280*engine.Millisecond, 45*engine.Millisecond)
+	s.SetStaleness([]engine.Time{0, 150 * engine.Millisecond}) // the last bucket's is unset: 0
 	var buf bytes.Buffer
 	if err := s.WriteCSV(&buf); err != nil {
 		t.Fatal(err)
 	}
 	want := CSVHeader + "\n" +
-		"0,2,20,12,1.5,1.5,0,0\n" +
-		"0.1,0,0,12,0,0,0,0\n" +
-		"0.2,1,10,4,2,2,2,45\n"
+		"0,2,20,12,1.5,1.5,0,0,0\n" +
+		"0.1,0,0,12,0,0,0,0,150\n" +
+		"0.2,1,10,4,2,2,2,45,0\n"
 	if got := buf.String(); got != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
 	}
@@ -166,6 +167,46 @@ func TestSteadyThroughput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := SteadyThroughput(rows, tt.from, tt.to); got != tt.want {
 				t.Errorf("SteadyThroughput = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A sink that commits 1000 effects in one bucket every 4 buckets (a 400 ms
+// cycle at 2,500 effects/s): over whole cycles the rate is exact wherever
+// the range starts; a window cut at the range's edges would alias.
+func TestCycleThroughput(t *testing.T) {
+	var rows []Row
+	for i := 0; i < 40; i++ {
+		r := Row{Start: engine.Time(i) * ms100}
+		if i%4 == 1 {
+			r.Committed = 1000
+		}
+		rows = append(rows, r)
+	}
+	cycle := 4 * ms100
+	tests := []struct {
+		name     string
+		from, to engine.Time
+		cycle    engine.Time
+		want     float64
+		win      Window
+		ok       bool
+	}{
+		{"aligned", 0, 4 * engine.Second, cycle, 2500, Window{0, 40 * ms100, 10}, true},
+		{"burst at the range start", ms100, 37 * ms100, cycle, 2500, Window{2 * ms100, 34 * ms100, 8}, true},
+		{"one cycle", 5 * ms100, 9 * ms100, cycle, 2500, Window{5 * ms100, 9 * ms100, 1}, true},
+		{"less than a cycle", 5 * ms100, 8 * ms100, cycle, 0, Window{}, false},
+		// The same range without the cycle: 2 bursts in 0.5 s.
+		{"continuous aliases", ms100, 6 * ms100, 0, 4000, Window{ms100, 6 * ms100, 0}, true},
+		// A cycle that is not a whole number of buckets: lcm(250ms, 100ms).
+		{"lcm period", 0, 4 * engine.Second, 250 * engine.Millisecond, 2500, Window{0, 40 * ms100, 16}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, win, ok := CycleThroughput(rows, tt.from, tt.to, tt.cycle)
+			if got != tt.want || win != tt.win || ok != tt.ok {
+				t.Errorf("CycleThroughput = %v, %+v, %v; want %v, %+v, %v", got, win, ok, tt.want, tt.win, tt.ok)
 			}
 		})
 	}

@@ -109,7 +109,7 @@ func (f fixtureRun) outcome() *harness.Outcome {
 		Config: harness.RunConfig{DurationS: fxDuration, RateRPS: fxRate, Parallelism: 4, Workers: 4, DrainS: 10, BucketS: fxBucket, WarmUpS: 0.5,
 			SystemOpts: map[string]string{}, WorkloadOpts: map[string]string{"vocabulary": "10000", "zipf-s": "1.0"},
 			Cost: map[string]string{"restart-delay": "1s", "detect-delay": "1s"}},
-		ClaimedGuarantee: f.claim, Verdict: f.verdict, ClaimHeld: true, ThroughputRPS: fxRate, ThroughputEffects: fxRate * fxEffects,
+		ClaimedGuarantee: f.claim, Verdict: f.verdict, ClaimHeld: true, ThroughputRPS: ptr(fxRate), ThroughputEffects: ptr(fxRate * fxEffects),
 		LatencyMS: harness.Latency{P50: 20, P99: 850, P999: 900, Max: 910}, RecoveryTimeS: &rt,
 		Recoveries:      []harness.Recovery{{Fault: "crash@800ms:op=count/0", AtS: fxCrash, RecoveryTimeS: &rt}},
 		DetectionDelayS: f.detect, Duplicates: f.dup, Lost: f.lost, WrongKeys: f.wrong,
@@ -254,3 +254,5 @@ func copyTree(t *testing.T, src string) string {
 }
 
 func storedOf(r *harness.Result) *sweep.StoredRun { return &sweep.StoredRun{Result: r} }
+
+func ptr(x float64) *float64 { return &x }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ftbench/capacity"
+	"ftbench/harness"
 	"ftbench/sweep"
 )
 
@@ -80,7 +81,7 @@ func (s *summary) markdown() []byte {
 			if !res.ClaimHeld {
 				held = "**BROKEN**"
 			}
-			p("| %s | %d | %.0f | %.2f | %.2f | %s | %d | %d | %d | %s | %s | %s |\n", g.Labels[i], res.Seed, res.ThroughputRPS,
+			p("| %s | %d | %s | %.2f | %.2f | %s | %d | %d | %d | %s | %s | %s |\n", g.Labels[i], res.Seed, harness.FormatRPS(res.ThroughputRPS, "—"),
 				res.LatencyMS.P50, res.LatencyMS.P99, rec, res.Duplicates, res.Lost, res.WrongKeys, res.ClaimedGuarantee, res.Verdict, held)
 		}
 		p("\n")

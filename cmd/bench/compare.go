@@ -82,7 +82,7 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 		if !r.ClaimHeld {
 			observed += " (CLAIM BROKEN)"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, r.ThroughputRPS, r.LatencyMS.P50, r.LatencyMS.P99,
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "-"), r.LatencyMS.P50, r.LatencyMS.P99,
 			rec, r.Duplicates, r.Lost, r.WrongKeys, r.ClaimedGuarantee, observed)
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))

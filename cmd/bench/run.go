@@ -174,7 +174,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 	}
-	fmt.Fprintf(w, "throughput:  %.0f records/s (steady state)\n", r.ThroughputRPS)
+	printThroughput(w, r)
 	if line := overloadWarning(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -185,7 +185,16 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		if r.RecoveryTimeS != nil {
 			rec = fmt.Sprintf("%.3f s", *r.RecoveryTimeS)
 		}
-		fmt.Fprintf(w, "recovery:    %s\n", rec)
+		lag := "never"
+		if r.LagRecoveryTimeS != nil {
+			lag = fmt.Sprintf("%.3f s", *r.LagRecoveryTimeS)
+		}
+		fmt.Fprintf(w, "recovery:    %s until output staleness is back to normal (source lag: %s)\n", rec, lag)
+		for _, rc := range r.Recoveries {
+			if p := phaseLine(rc.Phases); p != "" {
+				fmt.Fprintf(w, "  phases:    %s after %s\n", p, rc.Fault)
+			}
+		}
 	}
 	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
 		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
@@ -213,4 +222,51 @@ func overloadWarning(r *harness.Result) string {
 	}
 	return fmt.Sprintf("warning:     OVERLOADED: offered %.0f records/s, source lag grows by %.0f records/s before the first fault (not a sustained rate; see bench capacity)",
 		r.Config.RateRPS, *r.LagSlopeRPS)
+}
+
+// printThroughput says what was offered, how that rate was chosen, and what
+// the sink committed over whole commit cycles.
+func printThroughput(w io.Writer, r *harness.Result) {
+	how := "given by --rate"
+	if r.RateChosen == harness.RateAutomatic {
+		how = "chosen automatically: " + r.RateRule
+	}
+	fmt.Fprintf(w, "offered:     %.0f records/s (%s)\n", r.OfferedRPS, how)
+	if r.ThroughputRPS == nil {
+		fmt.Fprintf(w, "throughput:  not measured (no whole commit cycle of %gs between warm-up and the first fault or the end of the input)\n",
+			r.Config.CommitCycleS)
+		return
+	}
+	win := ""
+	if len(r.ThroughputWindowS) == 2 {
+		win = fmt.Sprintf(" over %gs-%gs", r.ThroughputWindowS[0], r.ThroughputWindowS[1])
+		if r.Config.CommitCycleS > 0 {
+			win += fmt.Sprintf(", whole %gs commit cycles", r.Config.CommitCycleS)
+		}
+	}
+	fmt.Fprintf(w, "throughput:  %s records/s committed (steady state%s)\n", harness.FormatRPS(r.ThroughputRPS, ""), win)
+}
+
+// phaseLine lists the recorded recovery steps of a crash in time order, in
+// seconds after it ("" when none was recorded).
+func phaseLine(p *harness.Phases) string {
+	if p == nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range []struct {
+		name string
+		v    *float64
+	}{
+		{"detected", p.DetectedS}, {"worker up", p.WorkerUpS}, {"redeployed", p.RedeployedS},
+		{"restored", p.RestoredS}, {"recomputed", p.RecomputedS}, {"spout resumed", p.SpoutResumedS},
+	} {
+		if s.v != nil {
+			parts = append(parts, fmt.Sprintf("%s %gs", s.name, *s.v))
+		}
+	}
+	if p.CatchUpS != nil {
+		parts = append(parts, fmt.Sprintf("then %gs catching up", *p.CatchUpS))
+	}
+	return strings.Join(parts, ", ")
 }

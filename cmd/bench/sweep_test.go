@@ -65,8 +65,9 @@ func TestCompareThenReport(t *testing.T) {
 }
 
 // The regress acceptance: a sweep with a changed cost default moves the
-// recovery-time points and regress exits 3 naming them; the original cost
-// model exits 0.
+// loss points and regress exits 3 naming them; the original cost model
+// exits 0. (none's output staleness does not move: what it sends to a
+// crashed worker is lost, not late, so it is counted in lost.)
 func TestRegressAcceptance(t *testing.T) {
 	dir := t.TempDir()
 	sweepArgs := func(out string, extra ...string) []string {
@@ -87,7 +88,8 @@ func TestRegressAcceptance(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "all 6 values within tolerance") {
 		t.Fatalf("unchanged: exit %d\n%s\n%s", code, out, errs)
 	}
-	// Double the restart delay for every point: recovery time moves.
+	// Double the restart delay for every point: twice as long down, about
+	// twice as many records lost.
 	moved := filepath.Join(dir, "moved")
 	if code, out, errs := bench(t, sweepArgs(moved, "--cost", "restart-delay=800ms")...); code != 0 {
 		t.Fatalf("sweep exit %d\n%s\n%s", code, out, errs)
@@ -96,7 +98,7 @@ func TestRegressAcceptance(t *testing.T) {
 	if code != harness.ExitSafety {
 		t.Fatalf("doubled restart delay: exit %d, want 3\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(errs, "none/default rate=4000 recovery_time_s") || !strings.Contains(errs, "none/default rate=5000 recovery_time_s") ||
+	if !strings.Contains(errs, "none/default rate=4000 lost") || !strings.Contains(errs, "none/default rate=5000 lost") ||
 		!strings.Contains(out, "OUTSIDE") ||
 		!strings.Contains(out, "note: base options differ: cost overrides [restart-delay=400ms] in the baseline, [restart-delay=800ms] now") {
 		t.Errorf("regress must name the moved points:\n%s\n%s", out, errs)

@@ -28,7 +28,10 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 		if out.Result.Verdict != "exactly-once" {
 			b.Fatalf("%s %s: verdict %s", system, variant, out.Result.Verdict)
 		}
-		return out.Result.ThroughputRPS
+		if out.Result.ThroughputRPS == nil {
+			b.Fatalf("%s %s: no throughput measured", system, variant)
+		}
+		return *out.Result.ThroughputRPS
 	}
 	for b.Loop() {
 		none := run("none", "")

@@ -28,7 +28,10 @@ func BenchmarkGrepThroughputVsNone(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return out.Result.ThroughputRPS
+		if out.Result.ThroughputRPS == nil {
+			b.Fatalf("%s: no throughput measured", system)
+		}
+		return *out.Result.ThroughputRPS
 	}
 	for i := 0; i < b.N; i++ {
 		s, n := rps("stormack"), rps("none")

@@ -57,8 +57,8 @@ func TestNoFaultGrepIsExact(t *testing.T) {
 	if r.Duplicates != 0 || r.Lost != 0 || !r.ClaimHeld || r.ExitCode != 0 {
 		t.Fatalf("no faults: dup=%d lost=%d held=%v exit=%d", r.Duplicates, r.Lost, r.ClaimHeld, r.ExitCode)
 	}
-	if r.ThroughputRPS < 0.95*r.Config.RateRPS {
-		t.Fatalf("throughput %.0f below the offered %.0f", r.ThroughputRPS, r.Config.RateRPS)
+	if r.ThroughputRPS == nil || *r.ThroughputRPS < 0.95*r.Config.RateRPS {
+		t.Fatalf("throughput %s below the offered %.0f", harness.FormatRPS(r.ThroughputRPS, "null"), r.Config.RateRPS)
 	}
 	if metric(t, r, "trees_completed") != r.AppendedRecords || metric(t, r, "ack_messages") == 0 {
 		t.Fatalf("every record is one completed tree; ack traffic must be counted")
