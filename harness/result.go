@@ -88,7 +88,7 @@ const (
 // Rules for an automatic rate (run.json's rate_rule).
 const (
 	// RuleHalfCapacity: workloads.DefaultRate.
-	RuleHalfCapacity = "half the busiest operator's capacity under the cost model"
+	RuleHalfCapacity = "half the cost model's capacity bound on this hardware"
 	// RulePeerToPeer: a peer-to-peer workload's own DefaultRate.
 	RulePeerToPeer = "the peer-to-peer workload's default"
 )

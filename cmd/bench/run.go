@@ -24,7 +24,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see `bench list`)"},
 		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder; see `bench list`)"},
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
-		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the busiest operator's capacity)"},
+		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the cost model's capacity bound on this hardware)"},
 		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},
 		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers (machines), numbered from 0"},
 		&cli.IntFlag{Name: "cores", Value: engine.DefaultCost().Cores, Usage: "cores per worker and on the master node, shared by the processes placed there"},
