@@ -1,0 +1,52 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"ftbench/engine"
+)
+
+// Bursts measures over whole real commit periods: regular bursts give the
+// rate they carry whatever the window's phase, and irregular ones (an
+// overloaded micro-batch system) give their true average, where a window of
+// nominal cycles would count one burst more or less.
+func TestBurstsThroughput(t *testing.T) {
+	const s = engine.Second
+	type burst struct {
+		at engine.Time
+		n  int // commits, spread over 100ms
+	}
+	cases := []struct {
+		name     string
+		cycle    engine.Time
+		bursts   []burst
+		from, to engine.Time
+		want     float64
+		ok       bool
+	}{
+		{"one per cycle", s, []burst{{1 * s, 1000}, {2 * s, 1000}, {3 * s, 1000}, {4 * s, 1000}, {5 * s, 1000}}, 500 * engine.Millisecond, 6 * s, 1000, true},
+		{"window starts mid-cycle", s, []burst{{1 * s, 1000}, {2 * s, 1000}, {3 * s, 1000}, {4 * s, 1000}}, 1500 * engine.Millisecond, 10 * s, 1000, true},
+		// Overloaded: a batch of 2.5 cycles' input every 2.5 s.
+		{"every 2.5 cycles", s, []burst{{2 * s, 2500}, {4500 * engine.Millisecond, 2500}, {7 * s, 2500}, {9500 * engine.Millisecond, 2500}}, 0, 10 * s, 1000, true},
+		{"one burst only", s, []burst{{2 * s, 1000}}, 0, 10 * s, 0, false},
+		{"bursts before the window", s, []burst{{1 * s, 1000}, {2 * s, 1000}}, 3 * s, 10 * s, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBursts(tc.cycle)
+			for _, x := range tc.bursts {
+				for i := 0; i < x.n; i++ {
+					b.Commit(x.at + engine.Time(i)*100*engine.Millisecond/engine.Time(x.n))
+				}
+			}
+			got, w, ok := b.Throughput(tc.from, tc.to, tc.cycle)
+			if ok != tc.ok || (ok && math.Abs(got-tc.want) > 1e-9*tc.want) {
+				t.Fatalf("got %.3f/s over %+v (ok %v), want %.3f (ok %v)", got, w, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	if NewBursts(0) != nil {
+		t.Error("a continuous sink needs no bursts")
+	}
+}
