@@ -40,7 +40,11 @@ func NewBursts(cycle engine.Time) *Bursts {
 // Commit observes one commit at time at. Commits from different processes
 // reach the observer up to a CPU slice out of time order, which is far
 // below the gap, so the latest time seen stands for "the previous commit".
+// A nil Bursts (a continuous sink) ignores commits.
 func (b *Bursts) Commit(at engine.Time) {
+	if b == nil {
+		return
+	}
 	if b.n == 0 || at-b.last > b.gap {
 		b.starts = append(b.starts, BurstStart{At: at, Before: b.n})
 	}
