@@ -103,7 +103,11 @@ func (r *runner) judgeDrain(res *Result, del *check.Result) {
 // oracle is fed again in workloads.Expected's order, so each sink effect
 // carries its id.
 func (r *runner) pendingKeys() map[uint64]bool {
+	if r.pending != nil {
+		return r.pending
+	}
 	keys := map[uint64]bool{}
+	r.pending = keys
 	o := workloads.NewOracle(r.w)
 	o.OnEffect = func(m engine.Msg, _ int64) {
 		if !r.delivery.Committed(m.ID) {

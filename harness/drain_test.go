@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"ftbench/check"
 	"ftbench/engine"
 	"ftbench/systems"
 	_ "ftbench/systems/barrier"
@@ -230,5 +231,19 @@ func TestLateDuplicateIsCounted(t *testing.T) {
 	}
 	if r.Config.SettleS != 2 {
 		t.Errorf("settle_s %g, want 2 (two 1 s checkpoint cycles)", r.Config.SettleS)
+	}
+}
+
+// The observer does not turn an undrained run into a broken claim: keys
+// that pending effects write get no final read (their value lags the
+// oracle's legitimately), the rest are still checked.
+func TestObservedUndrainedRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.System, cfg.Duration, cfg.Rate, cfg.Drain = "stormack", 2*engine.Second, 40_000, 2*engine.Second
+	cfg.SystemOpts = map[string]string{"ack-timeout": "1s", "max-spout-pending": "10"}
+	cfg.Observe = true
+	r := runCfg(t, cfg)
+	if r.ExitCode != ExitLiveness || !r.Undrained() || r.Observer == nil || r.Observer.Result == check.LinIllegal {
+		t.Fatalf("exit %d undrained=%v observer %+v problems %v", r.ExitCode, r.Undrained(), r.Observer, r.Problems)
 	}
 }

@@ -108,6 +108,8 @@ type runner struct {
 	cycle engine.Time
 	// settle is how long the run goes on once drained (drain.go).
 	settle engine.Time
+	// pending caches pendingKeys (drain.go) of an undrained run.
+	pending map[uint64]bool
 
 	// observation
 	effects [][]uint8
@@ -432,6 +434,9 @@ func (r *runner) finish() *Outcome {
 	}
 	var files map[string][]byte
 	if r.obs != nil {
+		if res.Undrained() {
+			r.obs.pending = r.pendingKeys()
+		}
 		files = r.observe(res)
 	}
 	res.ExitCode = r.exitCode(res)
