@@ -132,6 +132,14 @@ func (d *Delivery) Unexpected() int64 { return d.unexpected }
 // It is O(1) so the harness can poll it to end the drain phase early.
 func (d *Delivery) Complete(expectedTotal int64) bool { return d.distinct == expectedTotal }
 
+// Committed reports whether effect id has been committed at least once.
+func (d *Delivery) Committed(id engine.EffectID) bool {
+	if id.Part < 0 || int(id.Part) >= len(d.seen) || id.Off < 0 || id.Off >= MaxOffset || id.Sub < 0 || id.Sub >= MaxSubs {
+		return false
+	}
+	return d.word(int(id.Part), id.Off)&(uint64(1)<<uint(id.Sub)) != 0
+}
+
 // MaxCommitted returns the highest offset of partition p with any committed
 // effect, -1 if none (or p is unknown). The harness derives source lag from
 // it.
@@ -155,6 +163,11 @@ type Result struct {
 	// LostExamples are up to MaxExamples lost effects, lowest partition and
 	// offset first, to start debugging from.
 	LostExamples []engine.EffectID
+	// LostPerPart[p] counts partition p's expected effects never committed,
+	// and FirstLost[p] is the lowest offset holding one (-1 if none): the
+	// harness reports where an undrained run's pending effects are.
+	LostPerPart []int64
+	FirstLost   []int64
 }
 
 // MaxExamples bounds Result.LostExamples.
@@ -166,7 +179,9 @@ const MaxExamples = 5
 func (d *Delivery) Finish(appended []int64) Result {
 	r := Result{Duplicates: d.duplicates, Unexpected: d.unexpected}
 	parts := max(len(appended), len(d.seen))
+	r.LostPerPart, r.FirstLost = make([]int64, parts), make([]int64, parts)
 	for p := 0; p < parts; p++ {
+		r.FirstLost[p] = -1
 		var n int64
 		if p < len(appended) {
 			n = appended[p]
@@ -179,6 +194,12 @@ func (d *Delivery) Finish(appended []int64) Result {
 			r.Distinct += int64(bits.OnesCount64(got))
 			missing := want &^ got
 			r.Lost += int64(bits.OnesCount64(missing))
+			if missing != 0 {
+				r.LostPerPart[p] += int64(bits.OnesCount64(missing))
+				if r.FirstLost[p] < 0 {
+					r.FirstLost[p] = off
+				}
+			}
 			for missing != 0 && len(r.LostExamples) < MaxExamples {
 				sub := bits.TrailingZeros64(missing)
 				r.LostExamples = append(r.LostExamples, engine.EffectID{Part: int32(p), Sub: int32(sub), Off: off})

@@ -108,6 +108,10 @@ type runner struct {
 	// sink's bursts of visible output (nil for a continuous sink).
 	cycle  engine.Time
 	bursts *metrics.Bursts
+	// settle is how long the run goes on once drained (drain.go).
+	settle engine.Time
+	// pending caches pendingKeys (drain.go) of an undrained run.
+	pending map[uint64]bool
 
 	// observation
 	effects [][]uint8
@@ -124,6 +128,10 @@ type runner struct {
 	counters  map[string]int64
 	drained   bool
 	drainedAt engine.Time
+	// lastCommit is the latest commit seen (anyCommit: there was one), for
+	// quiescence: no commit during the last settle window.
+	lastCommit engine.Time
+	anyCommit  bool
 
 	obs *observer // nil unless cfg.Observe
 	// commitHook, if set (by tests), sees every commit and whether it was
@@ -217,16 +225,21 @@ func prepare(cfg Config) (*runner, error) {
 	if cfg.Observe {
 		r.obs = &observer{}
 	}
-	r.drainMax = cfg.Drain
-	if r.drainMax == 0 {
-		r.drainMax = DefaultDrain
-		if d, ok := r.sys.(drainExtender); ok {
-			r.drainMax += d.DrainExtra(r.opts)
-		}
+	var extra engine.Time
+	if d, ok := r.sys.(drainExtender); ok {
+		extra = d.DrainExtra(r.opts)
 	}
 	r.warmUp = min(2*engine.Second, cfg.Duration/4)
 	r.cycle = systems.CommitCycle(r.sys, r.variant, r.opts)
 	r.bursts = metrics.NewBursts(r.cycle)
+	r.settle = settleWindow(r.cycle, extra)
+	r.drainMax = cfg.Drain
+	if r.drainMax == 0 {
+		r.drainMax = DefaultDrain + extra
+	}
+	// A run that is not drained is judged quiescent only after a settle
+	// window without commits, so the drain must be able to hold one.
+	r.drainMax = max(r.drainMax, r.settle)
 	r.sim, err = sim.New(r.dep, sim.Config{
 		Seed: engine.ChildSeed(cfg.Seed, "runtime"), Cost: r.cost, Workers: cfg.Workers,
 		SampleEvery: cfg.Bucket, Observer: r,
@@ -264,6 +277,13 @@ func (r *runner) run() *Outcome {
 		r.done[p] = make([]int64, r.log.Total())
 	}
 	r.sim.Run(r.cfg.Duration + r.drainMax)
+	if r.drained {
+		// A drained run stops itself after its settle window (Sample); a
+		// run drained late goes on past the drain limit for it, so late
+		// duplicates are looked for in every drained run alike. (No-op
+		// when Sample stopped the run already.)
+		r.sim.Run(r.drainedAt + r.settle)
+	}
 	return r.finish()
 }
 
@@ -273,6 +293,7 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	before := r.delivery.Distinct()
 	r.delivery.Commit(c.ID)
 	first := r.delivery.Distinct() > before
+	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	if r.commitHook != nil {
 		r.commitHook(at, c, first)
 	}
@@ -307,14 +328,15 @@ func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 func (r *runner) Sample(at engine.Time) {
 	r.series.Lag(at, r.lag(at))
 	if r.drained {
-		if at >= r.drainedAt+metrics.DefaultRecoveryOptions().Hold {
+		if at >= r.drainedAt+r.settle {
 			r.sim.Stop()
 		}
 		return
 	}
 	if at >= r.cfg.Duration && r.delivery.Complete(r.expected) {
-		// Keep running for one hold window, so a recovery that ends with
-		// the drain is still seen to hold.
+		// Keep running for the settle window (drain.go): a recovery that
+		// ends with the drain is still seen to hold, and a late duplicate
+		// is still counted.
 		r.drained, r.drainedAt = true, at
 	}
 }
@@ -344,7 +366,7 @@ func (r *runner) finish() *Outcome {
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
 		Workers: r.cfg.Workers, Cores: r.cost.Cores, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
-		WarmUpS: r.warmUp.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
+		WarmUpS: r.warmUp.Seconds(), SettleS: r.settle.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
 	}
 	res.Replay = r.cfg.ReplayCommand()
 	res.SimTimeS = r.sim.Now().Seconds()
@@ -355,10 +377,11 @@ func (r *runner) finish() *Outcome {
 	res.AppendedRecords = r.log.Total() * int64(r.cfg.Parallelism)
 
 	del := r.delivery.Finish(r.appendedAll())
+	r.judgeDrain(res, &del)
 	res.Duplicates, res.Lost, res.Unexpected = del.Duplicates, del.Lost, del.Unexpected
 	res.ExpectedEffects = del.Expected
 	res.CommittedEffects = r.delivery.Distinct()
-	wrong, examples := check.WrongKeys(r.visible, r.final)
+	wrong, examples := r.wrongKeys(res.Undrained())
 	res.WrongKeys = wrong
 	for _, e := range examples {
 		res.WrongKeyExamples = append(res.WrongKeyExamples, KeyDiff{Key: e.Key, Got: e.Got, Want: e.Want})
@@ -422,6 +445,9 @@ func (r *runner) finish() *Outcome {
 	}
 	var files map[string][]byte
 	if r.obs != nil {
+		if res.Undrained() {
+			r.obs.pending = r.pendingKeys()
+		}
 		files = r.observe(res)
 	}
 	res.ExitCode = r.exitCode(res)
@@ -602,6 +628,11 @@ func (r *runner) exitCode(res *Result) int {
 	}
 	if len(res.Problems) > 0 {
 		return ExitSafety
+	}
+	// Issue 12: effects still pending in a busy run are not lost (drain.go).
+	if p := undrainedProblem(res); p != "" {
+		res.Problems = append(res.Problems, p)
+		return ExitLiveness
 	}
 	for _, rec := range res.Recoveries {
 		if rec.RecoveryTimeS == nil {

@@ -88,6 +88,10 @@ type observer struct {
 	chunks [][]commitRec
 	n      int
 	ops    []check.Op
+	// pending (issue 12, drain.go): in an undrained run, keys some pending
+	// effect writes get no final read, as they are left out of wrong_keys:
+	// their value legitimately lags the oracle's.
+	pending map[uint64]bool
 }
 
 type commitRec struct {
@@ -275,6 +279,9 @@ func (o *observer) read(seed uint64, end, latency engine.Time, expect map[uint64
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	for _, k := range keys {
+		if o.pending[k] {
+			continue
+		}
 		o.ops = append(o.ops, check.Op{Kind: check.OpFinal, Key: k, Value: visible[k], Call: last + 1, Return: last + 2})
 		finals++
 	}

@@ -35,19 +35,25 @@ type Result struct {
 	LagTrend          LagTrend  `json:"lag_trend"`
 	// RecoveryTimeS is the slowest fault's output-staleness recovery and
 	// LagRecoveryTimeS its source-lag recovery (README: metric definitions).
-	RecoveryTimeS    *float64         `json:"recovery_time_s"`
-	LagRecoveryTimeS *float64         `json:"lag_recovery_time_s"`
-	Recoveries       []Recovery       `json:"recoveries"`
-	DetectionDelayS  *float64         `json:"detection_delay_s"`
-	Duplicates       int64            `json:"duplicates"`
-	Lost             int64            `json:"lost"`
-	WrongKeys        int64            `json:"wrong_keys"`
-	WrongKeyExamples []KeyDiff        `json:"wrong_key_examples,omitempty"`
-	Unexpected       int64            `json:"unexpected_effects"`
-	ExpectedEffects  int64            `json:"expected_effects"`
-	CommittedEffects int64            `json:"committed_effects"`
-	AppendedRecords  int64            `json:"appended_records"`
-	Drained          bool             `json:"drained"`
+	RecoveryTimeS    *float64   `json:"recovery_time_s"`
+	LagRecoveryTimeS *float64   `json:"lag_recovery_time_s"`
+	Recoveries       []Recovery `json:"recoveries"`
+	DetectionDelayS  *float64   `json:"detection_delay_s"`
+	Duplicates       int64      `json:"duplicates"`
+	Lost             int64      `json:"lost"`
+	WrongKeys        int64      `json:"wrong_keys"`
+	WrongKeyExamples []KeyDiff  `json:"wrong_key_examples,omitempty"`
+	Unexpected       int64      `json:"unexpected_effects"`
+	ExpectedEffects  int64      `json:"expected_effects"`
+	CommittedEffects int64      `json:"committed_effects"`
+	AppendedRecords  int64      `json:"appended_records"`
+	Drained          bool       `json:"drained"`
+	// Quiescent: nothing was going on when the run stopped (drain.go).
+	Quiescent bool `json:"quiescent"`
+	// PendingEffects are expected effects not committed when an undrained
+	// run stopped (not counted in Lost), and Pending says where.
+	PendingEffects   int64            `json:"pending_effects"`
+	Pending          *Pending         `json:"pending,omitempty"`
 	PeakChannelBytes int64            `json:"peak_channel_bytes"`
 	ChannelCapBytes  int64            `json:"channel_capacity_bytes"`
 	SimTimeS         float64          `json:"sim_time_s"`
@@ -71,6 +77,9 @@ type RunConfig struct {
 	DrainS      float64 `json:"drain_s"`
 	BucketS     float64 `json:"bucket_s"`
 	WarmUpS     float64 `json:"warm_up_s"`
+	// SettleS is how long a drained run goes on to see late duplicates, and
+	// how long an undrained one must go without a commit to be quiescent.
+	SettleS float64 `json:"settle_s"`
 	// CommitCycleS is the period of the sink's visible-output bursts
 	// (systems.CommitCycle), 0 for a continuous sink.
 	CommitCycleS float64           `json:"commit_cycle_s"`

@@ -61,7 +61,10 @@ type CurvePoint struct {
 	Claimed  string            `json:"claimed_guarantee"`
 	Verdicts []string          `json:"verdicts"`   // observed verdict per seed
 	Held     bool              `json:"claim_held"` // in every seed
-	Metrics  map[string]*Stat  `json:"metrics"`
+	// Undrained counts the seeds whose run stopped with effects pending
+	// while still busy (harness: Result.Undrained; exit 4).
+	Undrained int              `json:"undrained"`
+	Metrics   map[string]*Stat `json:"metrics"`
 }
 
 // FailedSeed is a seed whose run did not execute.
@@ -104,6 +107,7 @@ func RunMetrics(r *harness.Result) map[string]*float64 {
 		"latency_p99_ms":      f(r.LatencyMS.P99),
 		"duplicates":          f(float64(r.Duplicates)),
 		"lost":                f(float64(r.Lost)),
+		"pending_effects":     f(float64(r.PendingEffects)),
 		"wrong_keys":          f(float64(r.WrongKeys)),
 	}
 	if r.RecoveryTimeS != nil {
@@ -205,6 +209,9 @@ func aggregatePoint(p *Point, runs []*RunOutcome) *CurvePoint {
 			cp.Claimed = ro.Result.ClaimedGuarantee
 			cp.Verdicts = append(cp.Verdicts, ro.Result.Verdict)
 			cp.Held = cp.Held && ro.Result.ClaimHeld
+			if ro.Result.Undrained() {
+				cp.Undrained++
+			}
 			per = append(per, RunMetrics(ro.Result))
 		case ro.Failed != nil:
 			cp.Failed = append(cp.Failed, FailedSeed{ro.Run.Seed, firstLine(ro.Failed.Error)})

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,11 +19,15 @@ type Baseline struct {
 	Format string `json:"format"`
 	// Note says how the baseline was produced (the sweep command).
 	Note string `json:"note,omitempty"`
-	// Metrics are the curve metrics compared, point by point.
+	// Metrics are the curve metrics compared, point by point, and the
+	// point outcomes MetricVerdict and MetricClaimHeld, which are compared
+	// exactly (and always, listed or not: a baseline cannot opt out of
+	// them).
 	Metrics []string `json:"metrics"`
 	// Tolerance per metric; "default" applies to metrics not listed. A
 	// value is within tolerance when |current - baseline| <= abs +
-	// rel*|baseline|.
+	// rel*|baseline|. ExactMetrics of a point claiming exactly-once are
+	// compared with zero tolerance whatever this says.
 	Tolerance map[string]Tolerance `json:"tolerance"`
 	Curve     *Curve               `json:"curve"`
 }
@@ -34,8 +39,24 @@ type Tolerance struct {
 	Abs float64 `json:"abs"`
 }
 
+// Point outcomes a baseline compares exactly: the observed verdict of
+// every seed (with how many seeds stopped undrained), and whether the
+// claim held in every seed.
+const (
+	MetricVerdict   = "verdict"
+	MetricClaimHeld = "claim_held"
+)
+
+// ExactMetrics are compared with zero tolerance at a point whose system
+// claims exactly-once: one duplicate or loss there is a broken promise,
+// not noise (the simulator is deterministic).
+var ExactMetrics = []string{"duplicates", "lost", "wrong_keys"}
+
 // DefaultMetrics are compared by a new baseline unless told otherwise.
-var DefaultMetrics = []string{"recovery_time_s", "duplicates", "lost"}
+var DefaultMetrics = []string{MetricVerdict, MetricClaimHeld, "recovery_time_s", "duplicates", "lost"}
+
+// isOutcome reports whether m is a point outcome rather than a curve metric.
+func isOutcome(m string) bool { return m == MetricVerdict || m == MetricClaimHeld }
 
 // DefaultTolerance is a new baseline's tolerance. The simulator is
 // deterministic, so it is tight; recovery time is measured in time-series
@@ -82,7 +103,7 @@ func ReadBaseline(path string) (*Baseline, error) {
 	}
 	for _, p := range bl.Curve.Points {
 		for _, m := range bl.Metrics {
-			if _, ok := p.Metrics[m]; !ok {
+			if _, ok := p.Metrics[m]; !ok && !isOutcome(m) {
 				return nil, fmt.Errorf("%s: baseline point %s lacks metric %s", path, p.ID, m)
 			}
 		}
@@ -98,7 +119,7 @@ func NewBaseline(c *Curve, metrics []string) (*Baseline, error) {
 	}
 	for _, p := range c.Points {
 		for _, m := range metrics {
-			if _, ok := p.Metrics[m]; !ok {
+			if _, ok := p.Metrics[m]; !ok && !isOutcome(m) {
 				return nil, fmt.Errorf("current point %s lacks metric %s", p.ID, m)
 			}
 		}
@@ -121,10 +142,13 @@ type Comparison struct {
 type Row struct {
 	Point, Metric string
 	Base, Cur     *float64 // medians; nil when no seed had a value
-	BaseN, CurN   int      // seeds with a value
-	Tol           Tolerance
-	Within        bool
-	Reason        string // why outside, when it is not the value
+	// BaseText and CurText are a point outcome's values (MetricVerdict,
+	// MetricClaimHeld), compared exactly; empty for a curve metric.
+	BaseText, CurText string
+	BaseN, CurN       int // seeds with a value
+	Tol               Tolerance
+	Within            bool
+	Reason            string // why outside, when it is not the value
 }
 
 // Outside lists the rows outside tolerance.
@@ -187,7 +211,12 @@ func Compare(b *Baseline, cur *Curve) (*Comparison, error) {
 	}
 	for _, bp := range bc.Points {
 		cp := curBy[bp.ID]
+		cmp.Rows = append(cmp.Rows, compareText(bp.ID, MetricVerdict, verdictText(bp), verdictText(cp)),
+			compareText(bp.ID, MetricClaimHeld, heldText(bp), heldText(cp)))
 		for _, m := range b.Metrics {
+			if isOutcome(m) {
+				continue
+			}
 			bs, ok := bp.Metrics[m]
 			if !ok {
 				return nil, fmt.Errorf("baseline point %s lacks metric %s", bp.ID, m)
@@ -196,10 +225,44 @@ func Compare(b *Baseline, cur *Curve) (*Comparison, error) {
 			if !ok {
 				return nil, fmt.Errorf("missing metric: current point %s lacks %s", cp.ID, m)
 			}
-			cmp.Rows = append(cmp.Rows, compareStat(bp.ID, m, bs, cs, b.tolerance(m)))
+			tol := b.tolerance(m)
+			if bp.Claimed == ExactlyOnce || cp.Claimed == ExactlyOnce {
+				if slices.Contains(ExactMetrics, m) {
+					tol = Tolerance{}
+				}
+			}
+			cmp.Rows = append(cmp.Rows, compareStat(bp.ID, m, bs, cs, tol))
 		}
 	}
 	return cmp, nil
+}
+
+// ExactlyOnce is the claim whose ExactMetrics are compared exactly.
+const ExactlyOnce = "exactly-once"
+
+// verdictText is a point's observed verdicts, one per seed, and how many
+// seeds stopped undrained: a change in any seed is a regression.
+func verdictText(p *CurvePoint) string {
+	s := strings.Join(p.Verdicts, ",")
+	if s == "" {
+		s = "none observed"
+	}
+	if p.Undrained > 0 {
+		s += fmt.Sprintf(" (%d undrained)", p.Undrained)
+	}
+	return s
+}
+
+// heldText is the point's claim and whether it held in every seed.
+func heldText(p *CurvePoint) string {
+	if p.Held {
+		return p.Claimed + " held"
+	}
+	return p.Claimed + " BROKEN"
+}
+
+func compareText(point, metric, base, cur string) Row {
+	return Row{Point: point, Metric: metric, BaseText: base, CurText: cur, Within: base == cur}
 }
 
 func (b *Baseline) tolerance(metric string) Tolerance {
@@ -293,8 +356,25 @@ func FormatValue(x *float64) string {
 	return strconv.FormatFloat(*x, 'g', 6, 64)
 }
 
+// Values are the row's baseline and current values as printed.
+func (r Row) Values() (base, cur string) {
+	if r.BaseText != "" || r.CurText != "" {
+		return r.BaseText, r.CurText
+	}
+	return FormatValue(r.Base), FormatValue(r.Cur)
+}
+
+// Exact reports whether the row allows no difference at all.
+func (r Row) Exact() bool { return r.Tol == Tolerance{} }
+
 // Change describes the difference of a row: "+1 (+66.7%)".
 func (r Row) Change() string {
+	if r.BaseText != "" || r.CurText != "" {
+		if r.BaseText == r.CurText {
+			return "0"
+		}
+		return "changed"
+	}
 	if r.Base == nil || r.Cur == nil {
 		if r.Base == nil && r.Cur == nil {
 			return "0"

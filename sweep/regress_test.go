@@ -33,7 +33,8 @@ func TestCompareWithinAndOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmp, err := Compare(b, handCurve())
-	if err != nil || len(cmp.Rows) != 6 || len(cmp.Outside()) != 0 {
+	// Two points of verdict, claim_held and three metrics.
+	if err != nil || len(cmp.Rows) != 10 || len(cmp.Outside()) != 0 {
 		t.Fatalf("identical curves: %v rows, outside %v, err %v", len(cmp.Rows), cmp.Outside(), err)
 	}
 	cur := handCurve()

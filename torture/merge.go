@@ -71,7 +71,7 @@ func Summarize(rep *Report) *Summary {
 		ExitCode: rep.ExitCode()}
 	for _, r := range rep.Runs {
 		switch r.Class {
-		case Broken, Liveness, Unknown, Errored:
+		case Broken, Liveness, Undrained, Unknown, Errored:
 			s.Failures = append(s.Failures, Failure{Index: r.Index, Seed: r.Seed, Class: r.Class, Problem: r.Problem,
 				Faults: r.Faults, Observer: r.Observer, Replay: r.Replay})
 		}

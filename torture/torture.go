@@ -43,13 +43,17 @@ const (
 	Expected Class = "expected"
 	Broken   Class = "claim-broken"
 	Liveness Class = "liveness"
+	// Undrained: the run stopped with effects pending while the runtime
+	// still saw work (harness: Result.Undrained). Neither a pass nor a
+	// broken claim: the schedule needs a longer drain to be judged.
+	Undrained Class = "undrained"
 	// Unknown: the checker timed out on the model the claim requires.
 	Unknown Class = "porcupine-unknown"
 	Errored Class = "error"
 )
 
 // Classes lists every class in summary order.
-var Classes = []Class{Passed, Broken, Expected, Liveness, Unknown, Errored}
+var Classes = []Class{Passed, Broken, Expected, Liveness, Undrained, Unknown, Errored}
 
 // Options configure a campaign.
 type Options struct {
@@ -320,6 +324,8 @@ func classify(r *harness.Result) Class {
 		return Broken
 	case r.Observer != nil && r.Observer.Result == check.LinUnknown:
 		return Unknown
+	case r.Undrained():
+		return Undrained
 	case r.ExitCode == harness.ExitLiveness:
 		return Liveness
 	case r.ExitCode != harness.ExitOK:
@@ -332,14 +338,14 @@ func classify(r *harness.Result) Class {
 
 // ExitCode is the campaign's exit code: 3 if any claim broke, else 1 if a
 // run could not execute or is missing from a merged campaign, else 4 if a
-// run did not recover, else 0.
+// run did not recover or stopped undrained, else 0.
 func (r *Report) ExitCode() int {
 	switch {
 	case r.Counts[Broken] > 0:
 		return harness.ExitSafety
 	case r.Counts[Errored] > 0 || len(r.Missing) > 0:
 		return harness.ExitInternal
-	case r.Counts[Liveness] > 0:
+	case r.Counts[Liveness] > 0 || r.Counts[Undrained] > 0:
 		return harness.ExitLiveness
 	}
 	return harness.ExitOK

@@ -129,8 +129,11 @@ func printComparison(w io.Writer, cmp *sweep.Comparison) {
 		if r.Tol.Abs > 0 {
 			tol += " ±" + strconv.FormatFloat(r.Tol.Abs, 'g', 4, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Point, r.Metric, sweep.FormatValue(r.Base), sweep.FormatValue(r.Cur),
-			r.Change(), tol, result)
+		if r.Exact() {
+			tol = "exact"
+		}
+		base, cur := r.Values()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Point, r.Metric, base, cur, r.Change(), tol, result)
 	}
 	tw.Flush()
 }

@@ -198,6 +198,11 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 	}
 	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
 		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
+	if r.Undrained() {
+		// Pending effects are neither lost nor in the verdict: the run
+		// stopped while still busy (the problem line says where).
+		fmt.Fprintf(w, "undrained:   %d effects still pending, not counted as lost\n", r.PendingEffects)
+	}
 	held := "claim held"
 	if !r.ClaimHeld {
 		held = "CLAIM BROKEN"

@@ -394,9 +394,14 @@ func isTerminal(w io.Writer) bool {
 // internally exit 1; when every run was refused as bad input, the common
 // reason exits 2. With runCodes (compare), the most severe run exit code
 // (3 a broken claim, 4 not recovered) is the command's, as for bench run.
+// Without (sweep), 3 if any run broke a safety claim and else 4 if any
+// stopped undrained: a sweep (the CI regression) must not pass over either.
+// A run that only did not recover within the run is a measurement there
+// (recovery_time_s null), compared by regress, not a failure of the sweep.
 func gridExit(o *sweep.Outcome, runCodes bool) error {
 	var internal, input []*sweep.FailedRun
 	code := 0
+	var broken, undrained []*sweep.RunOutcome
 	for _, r := range o.Runs {
 		switch {
 		case r.Failed != nil && r.Failed.Input:
@@ -407,7 +412,18 @@ func gridExit(o *sweep.Outcome, runCodes bool) error {
 			code = harness.ExitSafety
 		case runCodes && r.Result.ExitCode == harness.ExitLiveness && code == 0:
 			code = harness.ExitLiveness
+		case !runCodes && r.Result.ExitCode == harness.ExitSafety:
+			broken = append(broken, r)
+		case !runCodes && r.Result.Undrained():
+			undrained = append(undrained, r)
 		}
+	}
+	switch {
+	case len(internal) > 0, len(input) > 0 && len(input) == len(o.Runs):
+	case len(broken) > 0:
+		return &exitError{code: harness.ExitSafety, msg: gridProblem(len(broken), "broke a claim", broken[0])}
+	case len(undrained) > 0:
+		return &exitError{code: harness.ExitLiveness, msg: gridProblem(len(undrained), "stopped undrained", undrained[0])}
 	}
 	if len(internal) > 0 {
 		f := internal[0]
@@ -421,6 +437,16 @@ func gridExit(o *sweep.Outcome, runCodes bool) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// gridProblem names how many runs of a sweep failed how, and the first.
+func gridProblem(n int, how string, first *sweep.RunOutcome) string {
+	r := first.Result
+	problem := ""
+	if len(r.Problems) > 0 {
+		problem = ": " + firstLine(r.Problems[0])
+	}
+	return fmt.Sprintf("%d run(s) %s, first %s seed %d%s; replay: %s", n, how, first.Run.Point.ID(), first.Run.Seed, problem, r.Replay)
 }
 
 // printCurve prints the medians of the core metrics per point.
@@ -472,6 +498,9 @@ func verdicts(p *sweep.CurvePoint) string {
 	s := strings.Join(vs, ",")
 	if len(vs) > 0 && !p.Held {
 		s += " (claim " + p.Claimed + " BROKEN)"
+	}
+	if p.Undrained > 0 {
+		s += fmt.Sprintf(" (%d undrained)", p.Undrained)
 	}
 	return s
 }

@@ -85,7 +85,8 @@ func TestRegressAcceptance(t *testing.T) {
 	}
 	// Same code, same results: within tolerance.
 	code, out, errs = bench(t, "regress", "--baseline", baseline, "--current", filepath.Join(base, "curve.json"))
-	if code != 0 || !strings.Contains(out, "all 6 values within tolerance") {
+	// Two points of verdict, claim_held, recovery time, duplicates, lost.
+	if code != 0 || !strings.Contains(out, "all 10 values within tolerance") {
 		t.Fatalf("unchanged: exit %d\n%s\n%s", code, out, errs)
 	}
 	// Double the restart delay for every point: twice as long down, about

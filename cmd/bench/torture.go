@@ -98,6 +98,8 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 			what = "CLAIM BROKEN: " + r.Problem
 		case torture.Liveness:
 			what = "not recovered: " + r.Problem
+		case torture.Undrained:
+			what = r.Problem
 		case torture.Unknown:
 			what = "porcupine unknown (the checker timed out; not a pass)"
 		case torture.Errored:

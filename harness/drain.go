@@ -1,0 +1,164 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+
+	"ftbench/check"
+	"ftbench/engine"
+	"ftbench/engine/sim"
+	"ftbench/metrics"
+	"ftbench/workloads"
+)
+
+// Drain, settle and quiescence (README: "Drained, quiescent, undrained").
+//
+// After the input ends a run goes on until every expected effect is
+// committed (drained) and then for the settle window, so that a late
+// duplicate — a 2PC commit one checkpoint later, a stormack replay after its
+// ack timeout — is still seen. A run that is not drained by the drain limit
+// is judged by what the runtime and the harness observe, never by the
+// system's own word: it is quiescent when no data is queued or in flight, no
+// process is down with a restart pending, no one-shot timer is due within
+// another settle window (sim.Activity) and nothing was committed during the
+// last settle window. Only then are its missing effects losses; otherwise
+// the run is undrained (exit 4) and they are reported as pending.
+
+// settleWindow is how long a drained run goes on, and how long an undrained
+// one must have been without a commit to count as quiescent: the staleness
+// hold window (max(1 s, two commit cycles)), so a 2PC sink's next two
+// checkpoints or a micro-batch system's next two batches happen within it,
+// and the system's replay timeout (DrainExtra: stormack's ack timeout), so
+// a replay of work that was in fact committed shows up as a duplicate.
+func settleWindow(cycle, drainExtra engine.Time) engine.Time {
+	return max(stalenessOptions(metrics.DefaultRecoveryOptions(), cycle).Hold, 2*cycle, drainExtra)
+}
+
+// Pending says where an undrained run's missing effects are and what the
+// runtime still saw going on when it stopped.
+type Pending struct {
+	// Partitions lists every partition with pending effects, by partition.
+	Partitions []PendingPartition `json:"partitions"`
+	// OldestPartition and OldestOffset name the pending record appended
+	// first, and OldestAgeS how long before the end of the run.
+	OldestPartition int32   `json:"oldest_partition"`
+	OldestOffset    int64   `json:"oldest_offset"`
+	OldestAgeS      float64 `json:"oldest_age_s"`
+	// LastCommitS is the time of the run's last commit (null: none).
+	LastCommitS *float64 `json:"last_commit_s"`
+	// Activity is the runtime's account (sim.Activity) in words, Runtime
+	// the same in detail.
+	Activity string       `json:"activity"`
+	Runtime  sim.Activity `json:"runtime"`
+}
+
+// PendingPartition is one partition's pending effects.
+type PendingPartition struct {
+	Partition    int32   `json:"partition"`
+	Effects      int64   `json:"effects"`
+	OldestOffset int64   `json:"oldest_offset"`
+	OldestAgeS   float64 `json:"oldest_age_s"`
+}
+
+// Undrained reports whether the run stopped with expected effects pending
+// while it was still busy (exit 4, not a safety finding).
+func (r *Result) Undrained() bool { return r.PendingEffects > 0 }
+
+// judgeDrain decides, at the end of the run, whether missing effects are
+// losses or pending, and fills in drained, quiescent and pending. It runs
+// before the verdict: an undrained run's missing effects are not lost, and
+// only keys none of them touch are compared with the oracle.
+func (r *runner) judgeDrain(res *Result, del *check.Result) {
+	now := r.sim.Now()
+	act := r.sim.Activity(now + r.settle)
+	res.Quiescent = act.Quiet() && (!r.anyCommit || r.lastCommit <= now-r.settle)
+	if r.drained || res.Quiescent || del.Lost == 0 {
+		return
+	}
+	res.PendingEffects, del.Lost = del.Lost, 0
+	p := &Pending{Activity: act.String(), Runtime: act, OldestOffset: -1}
+	if r.anyCommit {
+		t := round3(r.lastCommit.Seconds())
+		p.LastCommitS = &t
+	}
+	oldest := engine.Time(-1)
+	for part, n := range del.LostPerPart {
+		if n == 0 {
+			continue
+		}
+		off := del.FirstLost[part]
+		born := r.log.BornAt(off)
+		p.Partitions = append(p.Partitions, PendingPartition{Partition: int32(part), Effects: n, OldestOffset: off,
+			OldestAgeS: round3((now - born).Seconds())})
+		if oldest < 0 || born < oldest {
+			oldest, p.OldestPartition, p.OldestOffset = born, int32(part), off
+			p.OldestAgeS = round3((now - born).Seconds())
+		}
+	}
+	res.Pending = p
+}
+
+// pendingKeys are the sink keys some pending effect writes: their visible
+// value legitimately lags the oracle's final one in an undrained run. The
+// oracle is fed again in workloads.Expected's order, so each sink effect
+// carries its id.
+func (r *runner) pendingKeys() map[uint64]bool {
+	if r.pending != nil {
+		return r.pending
+	}
+	keys := map[uint64]bool{}
+	r.pending = keys
+	o := workloads.NewOracle(r.w)
+	o.OnEffect = func(m engine.Msg, _ int64) {
+		if !r.delivery.Committed(m.ID) {
+			keys[m.Key] = true
+		}
+	}
+	for off := int64(0); off < r.log.Total(); off++ {
+		for p := 0; p < r.cfg.Parallelism; p++ {
+			o.Feed(int32(p), off)
+		}
+	}
+	return keys
+}
+
+// wrongKeys compares the visible sink state with the oracle's, leaving out
+// in an undrained run the keys that pending effects still write.
+func (r *runner) wrongKeys(undrained bool) (int64, []check.KeyDiff) {
+	if !undrained {
+		return check.WrongKeys(r.visible, r.final)
+	}
+	skip := r.pendingKeys()
+	got, want := map[uint64]int64{}, map[uint64]int64{}
+	for k, v := range r.visible {
+		if !skip[k] {
+			got[k] = v
+		}
+	}
+	for k, v := range r.final {
+		if !skip[k] {
+			want[k] = v
+		}
+	}
+	return check.WrongKeys(got, want)
+}
+
+// undrainedProblem is the exit-4 reason of an undrained run ("" if it is
+// not one).
+func undrainedProblem(res *Result) string {
+	if !res.Undrained() || res.Pending == nil {
+		return ""
+	}
+	p := res.Pending
+	parts := make([]string, 0, len(p.Partitions))
+	for _, pp := range p.Partitions {
+		parts = append(parts, fmt.Sprintf("p%d: %d", pp.Partition, pp.Effects))
+	}
+	last := "no commit"
+	if p.LastCommitS != nil {
+		last = fmt.Sprintf("last commit at %.1fs", *p.LastCommitS)
+	}
+	return fmt.Sprintf("undrained: %d of %d expected effects still pending when the run stopped at %.1fs (%s; oldest p%d offset %d, appended %.1fs before the end; %s); runtime: %s",
+		res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), p.OldestPartition, p.OldestOffset,
+		p.OldestAgeS, last, p.Activity)
+}

@@ -1,0 +1,249 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"ftbench/check"
+	"ftbench/engine"
+	"ftbench/systems"
+	_ "ftbench/systems/barrier"
+	_ "ftbench/systems/stormack"
+)
+
+// sinkBug wraps a registered system: its sink processes go through wrap,
+// and the claim is replaced. It stands in for sinks with the bugs the drain
+// and settle rules must catch.
+type sinkBug struct {
+	systems.System
+	name, claim string
+	wrap        func(engine.Process) engine.Process
+}
+
+func (s sinkBug) Name() string                         { return s.name }
+func (s sinkBug) Claim(string, systems.Options) string { return s.claim }
+
+// CommitCycle forwards to the wrapped system: the embedded interface does
+// not promote it, and the settle window depends on it.
+func (s sinkBug) CommitCycle(variant string, opts systems.Options) engine.Time {
+	return systems.CommitCycle(s.System, variant, opts)
+}
+
+func (s sinkBug) Compile(job systems.Job) (*engine.Deployment, error) {
+	dep, err := s.System.Compile(job)
+	if err != nil {
+		return nil, err
+	}
+	for i := range dep.Procs {
+		if dep.Procs[i].Op != "sink" {
+			continue
+		}
+		inner := dep.Procs[i].New
+		dep.Procs[i].New = func() engine.Process { return s.wrap(inner()) }
+	}
+	return dep, nil
+}
+
+// dropper drops every 50th commit and keeps a periodic timer ticking
+// forever, as a sink with a bug and a heartbeat would: the run is quiet
+// otherwise, so its missing effects must be losses, not pending.
+type dropper struct {
+	engine.Process
+	n int
+}
+
+const tickHeartbeat = 1 << 40
+
+type dropCtx struct {
+	engine.Ctx
+	d *dropper
+}
+
+func (c dropCtx) Commit(x engine.Commit) {
+	c.d.n++
+	if c.d.n%50 != 0 {
+		c.Ctx.Commit(x)
+	}
+}
+
+func (d *dropper) Init(ctx engine.Ctx) {
+	ctx.After(engine.Millisecond, tickHeartbeat)
+	d.Process.Init(dropCtx{ctx, d})
+}
+func (d *dropper) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	d.Process.Handle(dropCtx{ctx, d}, from, m)
+}
+func (d *dropper) Timer(ctx engine.Ctx, id int64) {
+	if id == tickHeartbeat {
+		ctx.After(engine.Millisecond, tickHeartbeat)
+		return
+	}
+	d.Process.Timer(dropCtx{ctx, d}, id)
+}
+
+// lateDup commits its last effect once more when the sink has been silent
+// for lateAfter: under a 2PC sink committing every second that happens only
+// after the last checkpoint of the drain, 1.5 s after the last expected
+// effect, where the run used to have stopped (1 s after).
+type lateDup struct {
+	engine.Process
+	last   engine.Commit
+	lastAt engine.Time
+	armed  bool
+	done   bool
+}
+
+const (
+	tickLate  = 1 << 41
+	lateAfter = 1500 * engine.Millisecond
+)
+
+type lateCtx struct {
+	engine.Ctx
+	l *lateDup
+}
+
+func (c lateCtx) Commit(x engine.Commit) {
+	c.Ctx.Commit(x)
+	c.l.last, c.l.lastAt = x, c.Ctx.Now()
+	if !c.l.armed && !c.l.done {
+		c.l.armed = true
+		c.Ctx.After(lateAfter, tickLate)
+	}
+}
+
+func (l *lateDup) Init(ctx engine.Ctx) { l.Process.Init(lateCtx{ctx, l}) }
+func (l *lateDup) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+	l.Process.Handle(lateCtx{ctx, l}, from, m)
+}
+func (l *lateDup) Timer(ctx engine.Ctx, id int64) {
+	if id != tickLate {
+		l.Process.Timer(lateCtx{ctx, l}, id)
+		return
+	}
+	if wait := l.lastAt + lateAfter - ctx.Now(); wait > 0 {
+		ctx.After(wait, tickLate)
+		return
+	}
+	l.armed, l.done = false, true
+	ctx.Commit(l.last)
+}
+
+func init() {
+	none, err := systems.Lookup("none")
+	if err != nil {
+		panic(err)
+	}
+	systems.Register(sinkBug{System: none, name: "test-drop", claim: systems.ExactlyOnce,
+		wrap: func(p engine.Process) engine.Process { return &dropper{Process: p} }})
+	barrier, err := systems.Lookup("barrier")
+	if err != nil {
+		panic(err)
+	}
+	systems.Register(sinkBug{System: barrier, name: "test-late-dup", claim: systems.ExactlyOnce,
+		wrap: func(p engine.Process) engine.Process { return &lateDup{Process: p} }})
+}
+
+// The slow runs of issue 12: each stops with effects pending while the
+// runtime still sees work (a backlog in channels, a worker down with its
+// restart pending, commits still coming), so each is undrained (exit 4)
+// with its pending effects counted, not a broken claim.
+func TestSlowRunsAreUndrained(t *testing.T) {
+	slowBuffers := DefaultConfig()
+	slowBuffers.System, slowBuffers.Duration = "barrier", 2*engine.Second
+	slowBuffers.CostOverride = []string{"buffer-bytes=1"}
+	neverBack := DefaultConfig()
+	neverBack.System, neverBack.Duration = "barrier", 3*engine.Second
+	neverBack.Faults = []string{"crash@1s:worker=1,restart=1000000h"}
+	pending := DefaultConfig()
+	pending.System, pending.Duration, pending.Rate = "stormack", 6*engine.Second, 40_000
+	pending.SystemOpts = map[string]string{"ack-timeout": "1s", "max-spout-pending": "10"}
+	for name, tc := range map[string]struct {
+		cfg  Config
+		want string // in the runtime's account
+	}{
+		"buffer-bytes=1":       {slowBuffers, "data bytes in channels"},
+		"restart=1000000h":     {neverBack, "processes down with a restart pending"},
+		"max-spout-pending=10": {pending, "data bytes in channels"},
+	} {
+		r := runCfg(t, tc.cfg)
+		if r.ExitCode != ExitLiveness || !r.Undrained() || r.Drained || r.Quiescent {
+			t.Errorf("%s: exit %d undrained=%v drained=%v quiescent=%v, want exit 4 undrained; problems %v",
+				name, r.ExitCode, r.Undrained(), r.Drained, r.Quiescent, r.Problems)
+			continue
+		}
+		if r.PendingEffects == 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld || r.Pending == nil {
+			t.Errorf("%s: pending=%d lost=%d wrong=%d held=%v: the backlog must be pending, not lost", name, r.PendingEffects, r.Lost, r.WrongKeys, r.ClaimHeld)
+			continue
+		}
+		var sum int64
+		for _, p := range r.Pending.Partitions {
+			sum += p.Effects
+		}
+		if sum != r.PendingEffects || r.Pending.OldestOffset < 0 || !strings.Contains(r.Pending.Activity, tc.want) {
+			t.Errorf("%s: pending detail %+v (sum %d of %d), want the runtime to report %q", name, r.Pending, sum, r.PendingEffects, tc.want)
+		}
+		if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "undrained") {
+			t.Errorf("%s: problems %v", name, r.Problems)
+		}
+	}
+}
+
+// An at-most-once system's crash losses stay losses: the run goes quiet.
+func TestNoneCrashIsQuiescentLoss(t *testing.T) {
+	r := runCfg(t, short("none", "crash"))
+	if r.Lost == 0 || r.PendingEffects != 0 || !r.Quiescent || r.ExitCode != ExitOK || r.Verdict != "at-most-once" {
+		t.Fatalf("lost=%d pending=%d quiescent=%v exit=%d verdict=%s problems=%v", r.Lost, r.PendingEffects, r.Quiescent, r.ExitCode, r.Verdict, r.Problems)
+	}
+}
+
+// A sink that drops effects and then only ticks a periodic timer is
+// quiescent: its missing effects are losses and its exactly-once claim is
+// broken (exit 3), however long its heartbeat goes on.
+func TestLossIsNeverUndrained(t *testing.T) {
+	r := runCfg(t, short("test-drop"))
+	if r.Lost == 0 || r.PendingEffects != 0 || !r.Quiescent || r.Drained || r.ExitCode != ExitSafety || r.ClaimHeld {
+		t.Fatalf("lost=%d pending=%d quiescent=%v drained=%v exit=%d held=%v problems=%v",
+			r.Lost, r.PendingEffects, r.Quiescent, r.Drained, r.ExitCode, r.ClaimHeld, r.Problems)
+	}
+}
+
+// A 2PC sink that commits an effect again 1.5 s after its last expected
+// effect is caught: the settle window (two 1 s checkpoint cycles) is still
+// running. The run used to stop 1 s after draining and miss it.
+func TestLateDuplicateIsCounted(t *testing.T) {
+	cfg := short("test-late-dup")
+	cfg.Duration, cfg.Rate = 3*engine.Second, 5000
+	var drainedAt, dupAt engine.Time
+	out := executeHooked(t, cfg, func(at engine.Time, c engine.Commit, first bool) {
+		if !first {
+			dupAt = max(dupAt, at)
+		} else {
+			drainedAt = max(drainedAt, at)
+		}
+	})
+	r := out.Result
+	if r.Duplicates == 0 || r.ExitCode != ExitSafety || !r.Drained || r.ClaimHeld {
+		t.Fatalf("duplicates=%d exit=%d drained=%v held=%v problems=%v", r.Duplicates, r.ExitCode, r.Drained, r.ClaimHeld, r.Problems)
+	}
+	if dupAt-drainedAt < engine.Second {
+		t.Fatalf("the duplicate came %v after the last expected effect, want more than the old 1 s hold", dupAt-drainedAt)
+	}
+	if r.Config.SettleS != 2 {
+		t.Errorf("settle_s %g, want 2 (two 1 s checkpoint cycles)", r.Config.SettleS)
+	}
+}
+
+// The observer does not turn an undrained run into a broken claim: keys
+// that pending effects write get no final read (their value lags the
+// oracle's legitimately), the rest are still checked.
+func TestObservedUndrainedRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.System, cfg.Duration, cfg.Rate, cfg.Drain = "stormack", 2*engine.Second, 40_000, 2*engine.Second
+	cfg.SystemOpts = map[string]string{"ack-timeout": "1s", "max-spout-pending": "10"}
+	cfg.Observe = true
+	r := runCfg(t, cfg)
+	if r.ExitCode != ExitLiveness || !r.Undrained() || r.Observer == nil || r.Observer.Result == check.LinIllegal {
+		t.Fatalf("exit %d undrained=%v observer %+v problems %v", r.ExitCode, r.Undrained(), r.Observer, r.Problems)
+	}
+}
