@@ -172,6 +172,22 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		}
 		eb.LineStyle = draw.LineStyle{Color: style.Color, Width: vg.Points(1.5)}
 		eb.CapWidth = vg.Points(8)
+		if ax.nomina != nil {
+			// Categories (sink=2pc, plain) have no order: a line between
+			// them would suggest a trend. Markers, and the value of each.
+			p.Add(sc, eb)
+			if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: ep.XYs, Labels: valueTexts(ep.XYs)}); err == nil {
+				for i := range lab.TextStyle {
+					lab.TextStyle[i].Font.Size = vg.Points(9)
+					lab.TextStyle[i].XAlign = draw.XLeft
+					lab.TextStyle[i].YAlign = draw.YCenter
+				}
+				lab.Offset = vg.Point{X: vg.Points(10)}
+				p.Add(lab)
+			}
+			legend = append(legend, legendEntry{name, markThumb{draw.LineStyle{}, glyph}})
+			continue
+		}
 		p.Add(l, sc, eb)
 		legend = append(legend, legendEntry{name, markThumb{style, glyph}})
 	}
@@ -235,6 +251,15 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 	p.Y.Min, p.Y.Max = 0, top
 	png, err := render([]*plot.Plot{p}, legend)
 	return png, data, true, err
+}
+
+// valueTexts labels points with their y values.
+func valueTexts(xys plotter.XYs) []string {
+	out := make([]string, len(xys))
+	for i, p := range xys {
+		out[i] = humanCount(p.Y)
+	}
+	return out
 }
 
 func systemRank(s string) int {

@@ -29,6 +29,9 @@ var deliveryBars = []struct {
 // guarantee.
 func deliveryPlot(g *group) ([]byte, *table, error) {
 	title := "Delivery semantics"
+	if common := commonLabel(g.Runs); common != "" && len(g.Runs) > 1 {
+		title += " of " + common
+	}
 	if f := g.Runs[0].Result.Faults; len(f) > 0 {
 		title += " under " + strings.Join(f, " ")
 	}
@@ -48,7 +51,7 @@ func deliveryPlot(g *group) ([]byte, *table, error) {
 	if sameClaim {
 		title += ": every run " + strings.Replace(strings.ReplaceAll(claim(g.Runs[0].Result), "\n(", " ("), "\n", ", ", 1)
 	} else {
-		title += ": claimed vs observed guarantee per system"
+		title += ": claimed vs observed guarantee per run"
 	}
 	p := newBarPlot(title, "count (effects; keys for wrong keys)")
 	data := &table{header: []string{"series", "claimed", "observed", "claim_held", "duplicates", "lost", "wrong_keys", "expected_effects"}}

@@ -82,7 +82,9 @@ type markThumb struct {
 
 func (t markThumb) Thumbnail(c *draw.Canvas) {
 	y := c.Center().Y
-	c.StrokeLine2(t.line, c.Min.X, y, c.Max.X, y)
+	if t.line.Color != nil {
+		c.StrokeLine2(t.line, c.Min.X, y, c.Max.X, y)
+	}
 	c.DrawGlyph(t.glyph, c.Center())
 }
 
