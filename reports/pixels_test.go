@@ -12,6 +12,9 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"ftbench/capacity"
+	"ftbench/sweep"
 )
 
 // These tests look at the rendered pixels, as a reader does, not at the
@@ -155,4 +158,62 @@ func TestRenderLongText(t *testing.T) {
 	if !strings.Contains(p.Title.Text, "\n") {
 		t.Errorf("a long title was not wrapped")
 	}
+}
+
+// The overhead plots, when they have something to relate (two runs of a
+// variant at different backpressure, two runs reporting acks), and the
+// capacity bars keep their edges clear and label their points.
+func TestOverheadAndCapacityPixels(t *testing.T) {
+	var runs []*sweep.StoredRun
+	for i, bp := range []float64{55, 120} {
+		for _, f := range []fixtureRun{fixtureRuns()[3], fixtureRuns()[4]} {
+			r := storedOf(f.outcome().Result)
+			r.Result.Config.SystemOpts = map[string]string{"checkpoint-interval": []string{"1s", "2s"}[i]}
+			sm := map[string]any{"backpressure_ms": bp, "alignment_ms": 10.0 + bp/10}
+			r.Result.SystemMetrics = sm
+			runs = append(runs, r)
+		}
+	}
+	labels := make([]string, len(runs))
+	o := alignmentPlot(runs, labels)
+	if o.png == nil {
+		t.Fatalf("alignment plot not drawn: %s", o.note)
+	}
+	img, err := png.Decode(bytes.NewReader(o.png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBorder(t, "alignment", img)
+	for i := 0; i < 2; i++ {
+		if n := countColor(img, palette[i]); n < 50 {
+			t.Errorf("alignment: series %d's colour has %d pixels", i, n)
+		}
+	}
+
+	a, b := storedOf(fixtureRuns()[1].outcome().Result), storedOf(fixtureRuns()[1].outcome().Result)
+	b.Result.Config.SystemOpts = map[string]string{"ackers": "1"}
+	b.Result.SystemMetrics = map[string]any{"ack_messages": 60000.0}
+	g := groupRuns([]*sweep.StoredRun{a, b})[0]
+	o = acksPlot(g)
+	if o.png == nil {
+		t.Fatalf("acks plot not drawn: %s", o.note)
+	}
+	if img, err = png.Decode(bytes.NewReader(o.png)); err != nil {
+		t.Fatal(err)
+	}
+	checkBorder(t, "acks", img)
+
+	f := func(x float64) *float64 { return &x }
+	var sys []*capacity.Result
+	for _, s := range []string{"none", "stormack", "lineage", "barrier", "snapshot"} {
+		sys = append(sys, &capacity.Result{System: s, Variant: "a-long-variant-name", Workload: "grep", CapacityRPS: f(1e6), OverloadedAtRPS: 1.1e6})
+	}
+	pb, _, err := capacityPlot(&capacity.Comparison{Systems: sys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = png.Decode(bytes.NewReader(pb)); err != nil {
+		t.Fatal(err)
+	}
+	checkBorder(t, "capacity", img)
 }
