@@ -52,7 +52,7 @@ func (s *summary) markdown() []byte {
 		"a flat stretch is a stall, the climb back to the input line the recovery, a line ending below it a loss and above it duplicates), " +
 		"below the committed rate per commit period as steps, from one commit to the next for micro-batch and two-phase-commit sinks and per second for continuous ones " +
 		"(`window_start_s`, `window_s`, `window_rps` in the CSV); time plots end at the input plus the longest recovery. " +
-		"latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
+		"Latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
 
 	if s.caps != nil {
 		p("## Capacity\n\n")
