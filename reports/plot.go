@@ -102,6 +102,34 @@ func (countTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// timeTicks labels a time axis every 1, 2 or 5 x 10^k seconds, about ten
+// labels across, so a reader can place a fault or a recovery to the
+// second (gonum's default gives three or four).
+type timeTicks struct{}
+
+func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := hi - lo
+	if !(span > 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := math.Pow(10, math.Floor(math.Log10(span/10)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if span/(step*m) <= 12 {
+			step *= m
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+1e-9; v += step {
+		v = math.Round(v/step) * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		if half := v + step/2; half < hi {
+			ticks = append(ticks, plot.Tick{Value: half}) // a minor tick
+		}
+	}
+	return ticks
+}
+
 // inRange drops the ticks a ticker puts outside the axis range (LogTicks
 // adds the next power of ten): gonum makes room for their labels anyway,
 // which left a wide empty band above log-scale plots.

@@ -205,6 +205,7 @@ func throughputPlot(g *group) ([]byte, *table, error) {
 	legend = append(legend, legendEntry{"appended input", lineThumb{inStyle}})
 	for _, p := range []*plot.Plot{top, bottom} {
 		p.X.Min, p.X.Max = 0, xmax
+		p.X.Tick.Marker = timeTicks{}
 		p.Y.Min = 0
 		p.Y.Tick.Marker = countTicks{}
 	}
@@ -282,6 +283,7 @@ func latencyPlot(g *group) ([]byte, *table, error) {
 	}
 	for _, p := range []*plot.Plot{p50, p99} {
 		p.X.Min, p.X.Max = 0, xmax
+		p.X.Tick.Marker = timeTicks{}
 		// A log axis from half the lowest value to 4x the highest: the
 		// top is headroom for the band labels.
 		p.Y.Scale = plot.LogScale{}
