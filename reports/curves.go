@@ -253,11 +253,18 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 	return png, data, true, err
 }
 
-// valueTexts labels points with their y values.
+// valueTexts labels points with their y values, to four digits.
 func valueTexts(xys plotter.XYs) []string {
 	out := make([]string, len(xys))
 	for i, p := range xys {
-		out[i] = humanCount(p.Y)
+		switch a := math.Abs(p.Y); {
+		case a >= 1e4:
+			out[i] = humanCount(p.Y) // 146k
+		case a >= 100:
+			out[i] = strconv.FormatFloat(p.Y, 'f', 0, 64) // 3053 ms, not 3053.453
+		default:
+			out[i] = strconv.FormatFloat(p.Y, 'g', 4, 64) // 4.1 s, 0.0123
+		}
 	}
 	return out
 }
