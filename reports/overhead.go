@@ -245,6 +245,7 @@ func checkpointSizePlot(g *group) overheadResult {
 	data := &table{header: []string{"series", "state_key", "state_bytes", "channel_key", "channel_state_bytes"}}
 	var names []string
 	var state, channel plotter.Values
+	var reported [2][]bool // per bar kind and run: the run reports it
 	for i, r := range g.Runs {
 		sv, sk, sok := lookupState.find(r)
 		cv, ck, cok := lookupChannel.find(r)
@@ -253,6 +254,7 @@ func checkpointSizePlot(g *group) overheadResult {
 		}
 		names = append(names, g.Labels[i])
 		state, channel = append(state, sv), append(channel, cv)
+		reported[0], reported[1] = append(reported[0], sok), append(reported[1], cok)
 		data.add(g.Labels[i], sk, nanIf(!sok, sv), ck, nanIf(!cok, cv))
 	}
 	if len(names) == 0 {
@@ -276,7 +278,17 @@ func checkpointSizePlot(g *group) overheadResult {
 		}
 		bc.Color, bc.LineStyle.Width, bc.Offset = b.c, 0, width*(vg.Length(k)-0.5)
 		p.Add(bc)
-		p.Add(valueLabels(b.v, bc.Offset))
+		// A size the run does not report is labelled so, not "0" (lineage
+		// has no channel state to report; aligned barriers report 0).
+		lab := valueLabels(b.v, bc.Offset)
+		if l, ok := lab.(*plotter.Labels); ok {
+			for i, rep := range reported[k] {
+				if !rep {
+					l.Labels[i] = "not reported"
+				}
+			}
+		}
+		p.Add(lab)
 		legend = append(legend, legendEntry{b.name, bc})
 		for _, v := range b.v {
 			ymax = math.Max(ymax, v)
