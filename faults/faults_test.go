@@ -302,7 +302,7 @@ func TestParseAll(t *testing.T) {
 }
 
 // FuzzParse checks that Parse never panics, that its errors are one line, and
-// that whatever it accepts round-trips through String.
+// that whatever it accepts round-trips through String to the same Spec.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"crash", "slow", "throttle", "reorder", "crash@10s:worker=2,restart=500ms",
@@ -327,6 +327,16 @@ func FuzzParse(f *testing.F) {
 		}
 		if back != sp {
 			t.Fatalf("round trip of %q via %q: %+v != %+v", in, str, back, sp)
+		}
+		// The canonical form is a fixed point of String, and holds
+		// absolute times only: it means the same spec in a run of any
+		// duration (a stored run.json is re-read by reports and replays).
+		if again := back.String(); again != str {
+			t.Fatalf("String is not canonical: %q -> %q -> %q", in, str, again)
+		}
+		other, err := Parse(str, Defaults{Duration: 3 * defs.Duration})
+		if err != nil || other != sp {
+			t.Fatalf("canonical %q depends on the run duration: %+v, %v", str, other, err)
 		}
 	})
 }

@@ -173,7 +173,10 @@ func (bp bandPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 		}
 		if bp.labels {
-			c.FillText(sty, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(14)*vg.Length(i+1)}, b.Label)
+			// Left-aligned at the band's start, unless that would run
+			// past the plot's right edge.
+			x := min(x0+vg.Points(2), c.Max.X-sty.Width(b.Label)-vg.Points(2))
+			c.FillText(sty, vg.Point{X: max(x, c.Min.X), Y: c.Max.Y - vg.Points(14)*vg.Length(i+1)}, b.Label)
 		}
 	}
 }

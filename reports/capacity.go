@@ -3,7 +3,6 @@ package reports
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -57,7 +56,7 @@ func capacityPlot(c *capacity.Comparison) ([]byte, *table, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	bars.Color = color.RGBA{R: 40, G: 110, B: 180, A: 255}
+	bars.Color = palette[0]
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
@@ -70,7 +69,7 @@ func capacityPlot(c *capacity.Comparison) ([]byte, *table, error) {
 	}
 	lab.Offset = vg.Point{Y: vg.Points(4)}
 	p.Add(lab)
-	p.NominalX(names...)
+	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*1.2
 	png, err := render([]*plot.Plot{p}, nil)

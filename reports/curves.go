@@ -116,14 +116,18 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		series[name] = append(series[name], pt)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return systemRank(system[order[i]]) < systemRank(system[order[j]]) })
-	p := newPlot(fmt.Sprintf("%s vs %s (median over seeds %s; bars: min–max)", title, xp.Name, sweep.FormatSeeds(c.Seeds)), ax.label, unit)
+	sub := fmt.Sprintf("median over seeds %s; bars: min–max", sweep.FormatSeeds(c.Seeds))
+	if len(c.Seeds) == 1 {
+		sub = fmt.Sprintf("seed %d", c.Seeds[0])
+	}
+	p := newPlot(fmt.Sprintf("%s vs %s (%s)", title, xp.Name, sub), ax.label, unit)
 	data := &table{header: []string{"series", xp.Name, "x", "n", "null", "median", "min", "max"}}
-	st := newStyler()
 	var legend []legendEntry
 	any := false
 	ymax := 0.0
 	var nulls []nullMark
-	for _, name := range order {
+	for si, name := range order {
+		style, glyph := seriesStyle(si)
 		pts := series[name]
 		sort.SliceStable(pts, func(i, j int) bool { return ax.pos[pts[i].Params[xp.Name]] < ax.pos[pts[j].Params[xp.Name]] })
 		var ep errPoints
@@ -136,7 +140,7 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 			}
 			data.add(name, v, ax.pos[v], s.N, s.Null, s.Median, s.Min, s.Max)
 			if s.Null > 0 {
-				nulls = append(nulls, nullMark{x: ax.pos[v], y: s.Median, color: st.color(system[name]),
+				nulls = append(nulls, nullMark{x: ax.pos[v], y: s.Median, color: palette[si%len(palette)],
 					label: fmt.Sprintf("%d/%d %s", s.Null, s.N+s.Null, nullWord(metric))})
 			}
 			if s.Median == nil {
@@ -148,7 +152,6 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 			ep.hi = append(ep.hi, *s.Max-*s.Median)
 			ymax = math.Max(ymax, *s.Max)
 		}
-		style, glyph := st.lineAndGlyph(system[name])
 		if len(ep.XYs) == 0 {
 			continue
 		}
@@ -156,6 +159,11 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		if err != nil {
 			return nil, nil, false, err
 		}
+		// Later series are drawn thinner and with smaller markers, so
+		// one on top of an identical one (variants that recover alike)
+		// leaves the earlier visible around it.
+		style.Width = overlapWidth(si, len(order))
+		glyph.Radius = overlapRadius(si, len(order))
 		l.LineStyle = style
 		sc.GlyphStyle = glyph
 		eb, err := plotter.NewYErrorBars(ep)
@@ -164,6 +172,22 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		}
 		eb.LineStyle = draw.LineStyle{Color: style.Color, Width: vg.Points(1.5)}
 		eb.CapWidth = vg.Points(8)
+		if ax.nomina != nil {
+			// Categories (sink=2pc, plain) have no order: a line between
+			// them would suggest a trend. Markers, and the value of each.
+			p.Add(sc, eb)
+			if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: ep.XYs, Labels: valueTexts(ep.XYs)}); err == nil {
+				for i := range lab.TextStyle {
+					lab.TextStyle[i].Font.Size = vg.Points(9)
+					lab.TextStyle[i].XAlign = draw.XLeft
+					lab.TextStyle[i].YAlign = draw.YCenter
+				}
+				lab.Offset = vg.Point{X: vg.Points(10)}
+				p.Add(lab)
+			}
+			legend = append(legend, legendEntry{name, markThumb{draw.LineStyle{}, glyph}})
+			continue
+		}
 		p.Add(l, sc, eb)
 		legend = append(legend, legendEntry{name, markThumb{style, glyph}})
 	}
@@ -202,7 +226,7 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		top *= 1.1
 	}
 	if ax.nomina != nil {
-		p.NominalX(ax.nomina...)
+		categoryLabels(p, ax.nomina)
 		p.X.Min, p.X.Max = -0.5, float64(len(ax.nomina))-0.5
 	} else {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -220,13 +244,29 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 			for _, v := range xp.Values {
 				ticks = append(ticks, plot.Tick{Value: ax.pos[v], Label: v})
 			}
-			p.X.Tick.Marker = plot.ConstantTicks(ticks)
+			p.X.Tick.Marker = plot.ConstantTicks(thinTicks(ticks, p.X.Min, p.X.Max, panelWidth, p.X.Tick.Label))
 		}
 	}
 	p.Y.Tick.Marker = countTicks{}
 	p.Y.Min, p.Y.Max = 0, top
 	png, err := render([]*plot.Plot{p}, legend)
 	return png, data, true, err
+}
+
+// valueTexts labels points with their y values, to four digits.
+func valueTexts(xys plotter.XYs) []string {
+	out := make([]string, len(xys))
+	for i, p := range xys {
+		switch a := math.Abs(p.Y); {
+		case a >= 1e4:
+			out[i] = humanCount(p.Y) // 146k
+		case a >= 100:
+			out[i] = strconv.FormatFloat(p.Y, 'f', 0, 64) // 3053 ms, not 3053.453
+		default:
+			out[i] = strconv.FormatFloat(p.Y, 'g', 4, 64) // 4.1 s, 0.0123
+		}
+	}
+	return out
 }
 
 func systemRank(s string) int {

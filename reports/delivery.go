@@ -11,15 +11,17 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"ftbench/harness"
 )
 
 var deliveryBars = []struct {
 	name  string
 	color color.RGBA
 }{
-	{"duplicates", color.RGBA{R: 230, G: 120, B: 0, A: 255}},
-	{"lost", color.RGBA{R: 200, G: 30, B: 40, A: 255}},
-	{"wrong keys", color.RGBA{R: 110, G: 60, B: 170, A: 255}},
+	{"duplicates", palette[1]},
+	{"lost", palette[0]},
+	{"wrong keys", palette[4]},
 }
 
 // deliveryPlot draws grouped bars of duplicates, lost effects and wrong
@@ -27,10 +29,30 @@ var deliveryBars = []struct {
 // guarantee.
 func deliveryPlot(g *group) ([]byte, *table, error) {
 	title := "Delivery semantics"
+	if common := commonLabel(g.Runs); common != "" && len(g.Runs) > 1 {
+		title += " of " + common
+	}
 	if f := g.Runs[0].Result.Faults; len(f) > 0 {
 		title += " under " + strings.Join(f, " ")
 	}
-	title += ": claimed vs observed guarantee per system"
+	// The guarantee claimed and observed goes under each run's name, or
+	// into the title when every run has the same (a sweep of one system).
+	claim := func(r *harness.Result) string {
+		held := "held"
+		if !r.ClaimHeld {
+			held = "BROKEN"
+		}
+		return fmt.Sprintf("claimed %s\nobserved %s\n(claim %s)", r.ClaimedGuarantee, r.Verdict, held)
+	}
+	sameClaim := true
+	for _, r := range g.Runs {
+		sameClaim = sameClaim && claim(r.Result) == claim(g.Runs[0].Result)
+	}
+	if sameClaim {
+		title += ": every run " + strings.Replace(strings.ReplaceAll(claim(g.Runs[0].Result), "\n(", " ("), "\n", ", ", 1)
+	} else {
+		title += ": claimed vs observed guarantee per run"
+	}
 	p := newBarPlot(title, "count (effects; keys for wrong keys)")
 	data := &table{header: []string{"series", "claimed", "observed", "claim_held", "duplicates", "lost", "wrong_keys", "expected_effects"}}
 	n := len(g.Runs)
@@ -39,11 +61,10 @@ func deliveryPlot(g *group) ([]byte, *table, error) {
 	ymax := 0.0
 	for i, r := range g.Runs {
 		res := r.Result
-		held := "held"
-		if !res.ClaimHeld {
-			held = "BROKEN"
+		names[i] = g.Labels[i]
+		if !sameClaim {
+			names[i] += "\n" + claim(res)
 		}
-		names[i] = fmt.Sprintf("%s\nclaimed %s\nobserved %s\n(claim %s)", g.Labels[i], res.ClaimedGuarantee, res.Verdict, held)
 		v := []float64{float64(res.Duplicates), float64(res.Lost), float64(res.WrongKeys)}
 		for k := range deliveryBars {
 			vals[k] = append(vals[k], v[k])
@@ -83,8 +104,8 @@ func deliveryPlot(g *group) ([]byte, *table, error) {
 		p.Add(lab)
 		legend = append(legend, legendEntry{b.name, bars})
 	}
-	p.NominalX(names...)
 	p.X.Tick.Label.Font.Size = vg.Points(9)
+	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*1.15
 	p.Y.Tick.Marker = countTicks{}

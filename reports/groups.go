@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"ftbench/harness"
 	"ftbench/sweep"
@@ -18,8 +19,12 @@ type group struct {
 	Title  string
 	Prefix string // file name prefix; "" when there is one group
 	Runs   []*sweep.StoredRun
-	Labels []string // per run: system/variant, plus options when needed
-	Bands  []band
+	Labels []string // per run: what differs between the runs (runLabels)
+	// Colors and Marks index each run's colour and marker (seriesKeys);
+	// Shared is set when runs share colours and differ by marker and dash.
+	Colors, Marks []int
+	Shared        bool
+	Bands         []band
 }
 
 // scenarioKey is what a group's runs share: the resolved configuration
@@ -52,8 +57,9 @@ func groupRuns(runs []*sweep.StoredRun) []*group {
 	for i, g := range groups {
 		sortRuns(g.Runs)
 		g.Labels = runLabels(g.Runs)
+		g.Colors, g.Marks, g.Shared = seriesKeys(g.Runs)
 		g.Bands = faultBands(g.Runs)
-		g.Title = scenarioTitle(g.Runs[0], groups[0].Runs[0])
+		g.Title = scenarioTitle(g.Runs, groups[0].Runs[0])
 		if len(groups) > 1 {
 			g.Prefix = fmt.Sprintf("g%d-", i+1)
 		}
@@ -78,39 +84,186 @@ func sortRuns(runs []*sweep.StoredRun) {
 		if a.Variant != b.Variant {
 			return a.Variant < b.Variant
 		}
-		return optionsString(a.Config.SystemOpts) < optionsString(b.Config.SystemOpts)
+		return lessOptions(a.Config.SystemOpts, b.Config.SystemOpts)
 	})
 }
 
-// runLabels names runs system/variant, adding the system options where two
-// runs of a group would otherwise share a name.
+// runLabels names each run of a group by what differs between the runs
+// only: system/variant when the systems differ (the variant alone when only
+// it does), then every system option whose value is not the same in all
+// runs, as NAME=VALUE. Options every run shares (most are defaults) would
+// only push the distinguishing part out of view; commonLabel names them.
 func runLabels(runs []*sweep.StoredRun) []string {
-	count := map[string]int{}
-	for _, r := range runs {
-		count[r.Result.System+"/"+r.Result.Variant]++
+	systemsDiffer, variantsDiffer := false, false
+	for _, r := range runs[1:] {
+		systemsDiffer = systemsDiffer || r.Result.System != runs[0].Result.System
+		variantsDiffer = variantsDiffer || r.Result.Variant != runs[0].Result.Variant
 	}
+	keys := differingOptions(runs)
 	labels := make([]string, len(runs))
 	for i, r := range runs {
-		l := r.Result.System + "/" + r.Result.Variant
-		if count[l] > 1 {
-			l += " " + optionsString(r.Result.Config.SystemOpts)
+		var parts []string
+		switch {
+		case systemsDiffer:
+			parts = append(parts, r.Result.System+"/"+r.Result.Variant)
+		case variantsDiffer:
+			parts = append(parts, r.Result.Variant)
 		}
-		labels[i] = l
+		for _, k := range keys {
+			if v, ok := r.Result.Config.SystemOpts[k]; ok {
+				parts = append(parts, k+"="+v)
+			}
+		}
+		if len(parts) == 0 {
+			parts = []string{r.Result.System + "/" + r.Result.Variant}
+		}
+		labels[i] = strings.Join(parts, " ")
 	}
 	return labels
 }
 
-func optionsString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+// differingOptions lists, sorted, the system options whose values are not
+// the same in every run of one system (options of different systems
+// differ by nature: the system's name tells them apart).
+func differingOptions(runs []*sweep.StoredRun) []string {
+	set := map[string]bool{}
+	for _, a := range runs {
+		for _, b := range runs {
+			if a.Result.System != b.Result.System {
+				continue
+			}
+			for k, v := range a.Result.Config.SystemOpts {
+				if w, ok := b.Result.Config.SystemOpts[k]; !ok || v != w {
+					set[k] = true
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+	return keys
+}
+
+// commonLabel is what the runs of a group share and their labels leave
+// out: the system (and variant) when all runs have it. It goes into the
+// title; shared options are in each run's run.json.
+func commonLabel(runs []*sweep.StoredRun) string {
+	sys, variant := runs[0].Result.System, runs[0].Result.Variant
+	for _, r := range runs[1:] {
+		if r.Result.System != sys {
+			return ""
+		}
+		if r.Result.Variant != variant {
+			variant = ""
+		}
 	}
-	return strings.Join(parts, " ")
+	if variant == "" {
+		return sys
+	}
+	return sys + "/" + variant
+}
+
+// lessOptions orders option sets by the first option (by name) whose
+// values differ, comparing values as durations or numbers when both are
+// (so 500ms comes before 1s, and 10 after 9), else as text.
+func lessOptions(a, b map[string]string) bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if x, y := a[k], b[k]; x != y {
+			return lessValue(x, y)
+		}
+	}
+	return false
+}
+
+func lessValue(x, y string) bool {
+	if dx, err := time.ParseDuration(x); err == nil {
+		if dy, err := time.ParseDuration(y); err == nil {
+			return dx < dy
+		}
+	}
+	if fx, err := strconv.ParseFloat(x, 64); err == nil {
+		if fy, err := strconv.ParseFloat(y, 64); err == nil {
+			return fx < fy
+		}
+	}
+	return x < y
+}
+
+// seriesKeys gives each run of a group a colour and a marker index. When
+// the runs differ in both system/variant and options (a sweep of several
+// variants over a parameter), the colour follows the option values and the
+// marker and dash the system/variant, so that each dimension reads at a
+// glance and every run still has its own pair; otherwise each run has its
+// own colour and marker.
+func seriesKeys(runs []*sweep.StoredRun) (colors, marks []int, shared bool) {
+	keys := differingOptions(runs)
+	sysIdx, optIdx := map[string]int{}, map[string]int{}
+	var sysOrder, optOrder []string
+	for _, r := range runs {
+		sv := r.Result.System + "/" + r.Result.Variant
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k+"="+r.Result.Config.SystemOpts[k])
+		}
+		ov := strings.Join(parts, " ")
+		if _, ok := sysIdx[sv]; !ok {
+			sysIdx[sv] = len(sysOrder)
+			sysOrder = append(sysOrder, sv)
+		}
+		if _, ok := optIdx[ov]; !ok {
+			optOrder = append(optOrder, ov)
+		}
+		optIdx[ov] = 0
+	}
+	// Option values in their natural order (500ms before 1s).
+	sort.SliceStable(optOrder, func(i, j int) bool {
+		return lessOptionString(optOrder[i], optOrder[j])
+	})
+	for i, o := range optOrder {
+		optIdx[o] = i
+	}
+	twoD := len(sysOrder) > 1 && len(optOrder) > 1 && len(optOrder) <= len(palette)
+	for i, r := range runs {
+		if !twoD {
+			colors, marks = append(colors, i), append(marks, i)
+			continue
+		}
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k+"="+r.Result.Config.SystemOpts[k])
+		}
+		colors = append(colors, optIdx[strings.Join(parts, " ")])
+		marks = append(marks, sysIdx[r.Result.System+"/"+r.Result.Variant])
+	}
+	return colors, marks, twoD
+}
+
+// lessOptionString compares "k=v k=v" strings value by value.
+func lessOptionString(a, b string) bool {
+	pa, pb := strings.Fields(a), strings.Fields(b)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] != pb[i] {
+			_, va, _ := strings.Cut(pa[i], "=")
+			_, vb, _ := strings.Cut(pb[i], "=")
+			return lessValue(va, vb)
+		}
+	}
+	return len(pa) < len(pb)
 }
 
 // hardware is the machines a run had, so a comparison says what it ran on
@@ -129,9 +282,14 @@ func hardware(c harness.RunConfig) string {
 
 // scenarioTitle describes a run's scenario; for groups after the first it
 // adds what differs from the first group.
-func scenarioTitle(r, first *sweep.StoredRun) string {
+func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
+	r := runs[0]
 	res, c := r.Result, r.Result.Config
-	title := fmt.Sprintf("%s, %.0f records/s, parallelism %d%s, seed %d", res.Workload, c.RateRPS, c.Parallelism, hardware(c), res.Seed)
+	title := ""
+	if common := commonLabel(runs); common != "" {
+		title = common + ", "
+	}
+	title += fmt.Sprintf("%s, %.0f records/s, parallelism %d%s, seed %d", res.Workload, c.RateRPS, c.Parallelism, hardware(c), res.Seed)
 	if len(res.Faults) > 0 {
 		title += ", " + strings.Join(res.Faults, " ")
 	}

@@ -245,6 +245,7 @@ func checkpointSizePlot(g *group) overheadResult {
 	data := &table{header: []string{"series", "state_key", "state_bytes", "channel_key", "channel_state_bytes"}}
 	var names []string
 	var state, channel plotter.Values
+	var reported [2][]bool // per bar kind and run: the run reports it
 	for i, r := range g.Runs {
 		sv, sk, sok := lookupState.find(r)
 		cv, ck, cok := lookupChannel.find(r)
@@ -253,6 +254,7 @@ func checkpointSizePlot(g *group) overheadResult {
 		}
 		names = append(names, g.Labels[i])
 		state, channel = append(state, sv), append(channel, cv)
+		reported[0], reported[1] = append(reported[0], sok), append(reported[1], cok)
 		data.add(g.Labels[i], sk, nanIf(!sok, sv), ck, nanIf(!cok, cv))
 	}
 	if len(names) == 0 {
@@ -264,7 +266,7 @@ func checkpointSizePlot(g *group) overheadResult {
 		name string
 		v    plotter.Values
 		c    color.RGBA
-	}{{"operator state", state, color.RGBA{R: 30, G: 90, B: 200, A: 255}}, {"channel state (in-flight data)", channel, color.RGBA{R: 0, G: 160, B: 170, A: 255}}}
+	}{{"operator state", state, palette[0]}, {"channel state (in-flight data)", channel, palette[1]}}
 	var legend []legendEntry
 	width := min(vg.Points(60), imageWidth*0.75/vg.Length(len(names))*0.8/2)
 	ymax := 0.0
@@ -276,13 +278,23 @@ func checkpointSizePlot(g *group) overheadResult {
 		}
 		bc.Color, bc.LineStyle.Width, bc.Offset = b.c, 0, width*(vg.Length(k)-0.5)
 		p.Add(bc)
-		p.Add(valueLabels(b.v, bc.Offset))
+		// A size the run does not report is labelled so, not "0" (lineage
+		// has no channel state to report; aligned barriers report 0).
+		lab := valueLabels(b.v, bc.Offset)
+		if l, ok := lab.(*plotter.Labels); ok {
+			for i, rep := range reported[k] {
+				if !rep {
+					l.Labels[i] = "not reported"
+				}
+			}
+		}
+		p.Add(lab)
 		legend = append(legend, legendEntry{b.name, bc})
 		for _, v := range b.v {
 			ymax = math.Max(ymax, v)
 		}
 	}
-	p.NominalX(names...)
+	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1)*1.15
 	p.Y.Tick.Marker = countTicks{}
@@ -298,9 +310,12 @@ func checkpointSizePlot(g *group) overheadResult {
 func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 	res := overheadResult{file: "alignment-vs-backpressure", title: "Alignment time vs backpressure"}
 	data := &table{header: []string{"series", "run", "backpressure", "backpressure_key", "alignment_ms", "alignment_key"}}
-	type pt struct{ x, y float64 }
+	type pt struct {
+		x, y  float64
+		label string // the options that tell this run from the others
+	}
+	keys := differingOptions(runs)
 	series := map[string][]pt{}
-	sysOf := map[string]string{}
 	var order []string
 	xlabel, assumed := "", false
 	for i, r := range runs {
@@ -322,13 +337,38 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 		name := r.Result.System + "/" + r.Result.Variant
 		if _, ok := series[name]; !ok {
 			order = append(order, name)
-			sysOf[name] = r.Result.System
 		}
-		series[name] = append(series[name], pt{bx, ms})
+		var opts []string
+		for _, k := range keys {
+			if v, ok := r.Result.Config.SystemOpts[k]; ok {
+				opts = append(opts, k+"="+v)
+			}
+		}
+		series[name] = append(series[name], pt{bx, ms, strings.Join(opts, " ")})
 		data.add(name, labels[i], bx, bk, ms, ak)
 	}
 	if len(order) == 0 {
 		res.note = "no run reports an alignment time (looked for " + lookupAlignment.describe() + ")"
+		return res
+	}
+	// One point per series shows no relation between alignment and
+	// backpressure (a compare runs each system once): say so, with the
+	// values, instead of drawing lone dots.
+	related := false
+	for _, pts := range series {
+		for _, q := range pts[1:] {
+			related = related || q.x != pts[0].x
+		}
+	}
+	if !related {
+		var vals []string
+		for _, name := range order {
+			for _, q := range series[name] {
+				vals = append(vals, fmt.Sprintf("%s %.3g ms at %s %.4g", name, q.y, xlabel, q.x))
+			}
+		}
+		res.note = "every system/variant has a single run (or all its runs have the same backpressure), so there is no relation to draw; " +
+			"sweep a parameter that changes backpressure (rate, checkpoint-interval, or a slow or throttle fault) to get one. Values: " + strings.Join(vals, "; ")
 		return res
 	}
 	ylabel := "alignment time (ms)"
@@ -336,10 +376,19 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 		ylabel = "alignment time (ms; unit assumed, key has none)"
 	}
 	p := newPlot(res.title+" (one point per run)", xlabel, ylabel)
-	st := newStyler()
+	if len(keys) > 0 {
+		p.Title.Text += "; points labelled by " + strings.Join(keys, ", ")
+	}
+	var labelled []pt
+	xr, yr := 0.0, 0.0 // the data's extent, for what "on top of" means
+	for _, pts := range series {
+		for _, q := range pts {
+			xr, yr = math.Max(xr, q.x), math.Max(yr, q.y)
+		}
+	}
 	var legend []legendEntry
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), 0.0
-	for _, name := range order {
+	for si, name := range order {
 		pts := series[name]
 		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
 		xys := make(plotter.XYs, len(pts))
@@ -347,14 +396,43 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 			xys[i] = plotter.XY{X: q.x, Y: q.y}
 			xlo, xhi, yhi = math.Min(xlo, q.x), math.Max(xhi, q.x), math.Max(yhi, q.y)
 		}
-		line, glyph := st.lineAndGlyph(sysOf[name])
+		line, glyph := seriesStyle(si)
 		l, sc, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			res.note = err.Error()
 			return res
 		}
+		line.Width, glyph.Radius = overlapWidth(si, len(order)), overlapRadius(si, len(order))
 		l.LineStyle, sc.GlyphStyle = line, glyph
 		p.Add(l, sc)
+		// Each point says which run it is: the value of the option the
+		// runs differ in (named once, in the title), once per place.
+		labels := make([]string, len(pts))
+		for i, q := range pts {
+			labels[i] = q.label
+		}
+		labels, _ = factorKeys(labels)
+		for i := range labels {
+			// The same label on a point all but on top of a labelled
+			// one (variants that align alike) is left out.
+			for _, q := range labelled {
+				if q.label == labels[i] && math.Abs(q.x-xys[i].X) <= 0.02*xr && math.Abs(q.y-xys[i].Y) <= 0.04*yr {
+					labels[i] = ""
+					break
+				}
+			}
+			if labels[i] != "" {
+				labelled = append(labelled, pt{xys[i].X, xys[i].Y, labels[i]})
+			}
+		}
+		if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil && len(keys) > 0 {
+			for i := range lab.TextStyle {
+				lab.TextStyle[i].Font.Size = vg.Points(9)
+				lab.TextStyle[i].XAlign = draw.XCenter
+			}
+			lab.Offset = vg.Point{Y: vg.Points(9)}
+			p.Add(lab)
+		}
 		legend = append(legend, legendEntry{name, markThumb{line, glyph}})
 	}
 	pad := (xhi - xlo) * 0.1
@@ -362,6 +440,7 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 		pad = math.Max(math.Abs(xhi)*0.1, 1)
 	}
 	p.X.Min, p.X.Max = math.Max(0, xlo-pad), xhi+pad
+	p.X.Tick.Marker = countTicks{}
 	p.Y.Min, p.Y.Max = 0, math.Max(yhi, 1e-9)*1.15
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
 	return res
@@ -393,6 +472,12 @@ func acksPlot(g *group) overheadResult {
 		res.note = "no run reports ack messages (looked for " + lookupAcksPerRecord.preferred[0] + ", " + lookupAcks.describe() + ")"
 		return res
 	}
+	if len(names) == 1 {
+		// One bar is a number, not a comparison: say it.
+		res.note = fmt.Sprintf("only %s reports acks: %.4g ack messages per input record (%s = %s); a plot needs two runs to compare",
+			names[0], vals[0], data.rows[0][1], data.rows[0][2])
+		return res
+	}
 	p := newBarPlot(res.title, "ack messages per input record")
 	width := min(vg.Points(60), imageWidth*0.75/vg.Length(len(names))*0.6)
 	bc, err := plotter.NewBarChart(vals, width)
@@ -400,9 +485,9 @@ func acksPlot(g *group) overheadResult {
 		res.note = err.Error()
 		return res
 	}
-	bc.Color, bc.LineStyle.Width = systemColors["stormack"], 0
+	bc.Color, bc.LineStyle.Width = palette[1], 0
 	p.Add(bc, valueLabels(vals, 0))
-	p.NominalX(names...)
+	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	ymax := 0.0
 	for _, v := range vals {

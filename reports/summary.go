@@ -48,9 +48,11 @@ func (s *summary) markdown() []byte {
 	p("Fault bands: a window fault (slow, throttle, reorder) is shaded from its start to its end; " +
 		"a crash is shaded while the worker is down (from the crash until it is back up, crash + restart delay), " +
 		"and a dashed line marks when the failure detector notified the coordinator (crash + detect-delay) for systems that have one. " +
-		"Throughput is committed effects per time-series bucket converted to input records/s, drawn as a moving average over a whole number of " +
-		"each system's commit periods (at least 1 s; `window_s` in the CSV), so micro-batch and two-phase-commit systems read as a rate; " +
-		"latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
+		"Throughput is drawn unsmoothed, in input records: on top the cumulative committed output against the appended input (the vertical distance is the lag; " +
+		"a flat stretch is a stall, the climb back to the input line the recovery, a line ending below it a loss and above it duplicates), " +
+		"below the committed rate per commit period as steps, from one commit to the next for micro-batch and two-phase-commit sinks and per second for continuous ones " +
+		"(`window_start_s`, `window_s`, `window_rps` in the CSV); time plots end at the input plus the longest recovery. " +
+		"Latency is commit time minus append time of each bucket's commits, joined from commit to commit and broken where a system stops committing.\n\n")
 
 	if s.caps != nil {
 		p("## Capacity\n\n")

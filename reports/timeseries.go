@@ -1,7 +1,7 @@
 package reports
 
 import (
-	"fmt"
+	"image/color"
 	"math"
 	"sort"
 
@@ -23,23 +23,25 @@ func recordsPerEffect(r *harness.Result) float64 {
 	return 1
 }
 
-// timeRange is the x range of a group's time plots: from 0 to the last
-// bucket with a commit (or the end of the input, if later) plus a margin;
-// the quiet rest of a drain that never completes (lost records) is cut.
+// timeRange is the x range of a group's time plots: the input plus the
+// longest recovery of any run (a fault's time plus its recovery time), and
+// the fault bands, with a small margin. The quiet rest of a drain (nothing
+// left to commit, or lost records that never come) is cut, so one system's
+// long drain does not squeeze the others' recoveries into a corner.
 func timeRange(g *group) float64 {
 	end := 0.0
 	for _, r := range g.Runs {
 		end = math.Max(end, r.Result.Config.DurationS)
-		for _, row := range r.Series {
-			if row.Committed > 0 {
-				end = math.Max(end, row.T+r.Result.Config.BucketS)
+		for _, rec := range r.Result.Recoveries {
+			if rec.RecoveryTimeS != nil {
+				end = math.Max(end, rec.AtS+*rec.RecoveryTimeS)
 			}
 		}
 	}
 	for _, b := range g.Bands {
 		end = math.Max(end, b.End)
 	}
-	return math.Max(end*1.05, 1)
+	return math.Max(end*1.03, 1)
 }
 
 // commitPeriod estimates how often a run commits in steady state: the
@@ -72,91 +74,187 @@ func commitPeriod(r *sweep.StoredRun) float64 {
 	return gaps[len(gaps)/2]
 }
 
-// smoothingWindow is the moving-average window of a run's throughput
-// line: the smallest whole number of its commit periods that is at least
-// 1 s. A system that commits in bursts (micro-batches, a 2PC sink) then has
-// the same number of bursts in every window and reads as a rate, not as
-// spikes; a record-at-a-time system gets 1 s.
-func smoothingWindow(r *sweep.StoredRun) float64 {
-	p := math.Max(commitPeriod(r), r.Result.Config.BucketS)
-	return math.Round(p*math.Ceil(1/p-1e-9)*1000) / 1000
-}
-
-// movingAverage is the mean of per-bucket rates over a window of n
-// buckets around each bucket ([i-n/2, i+n-n/2-1], so an even n is exact),
-// shrinking at the series' ends.
-func movingAverage(ys []float64, n int) []float64 {
-	n = max(n, 1)
-	out := make([]float64, len(ys))
-	for i := range ys {
-		lo, hi := max(0, i-n/2), min(len(ys)-1, i+n-n/2-1)
-		sum := 0.0
-		for j := lo; j <= hi; j++ {
-			sum += ys[j]
-		}
-		out[i] = sum / float64(hi-lo+1)
+// bursty reports whether a run's sink commits in bursts, once per commit
+// cycle (run.json commit_cycle_s; for results written without it, when
+// the median gap between commits is more than one bucket).
+func bursty(r *sweep.StoredRun) bool {
+	if r.Result.Config.CommitCycleS > 0 {
+		return true
 	}
-	return out
+	return commitPeriod(r) > 1.5*r.Result.Config.BucketS
 }
 
-// throughputPlot draws committed input records/s over time, one line per
-// run, as a moving average (the CSV also has each bucket's raw rate), over
-// the fault bands.
+// rateSteps is a run's committed rate (input records/s) over time as
+// steps: step i spans [starts[i], starts[i]+lens[i]) seconds. A sink that
+// commits in bursts (micro-batches, a two-phase-commit sink) gets one step
+// per commit period, from the end of one burst (a run of buckets with
+// commits) to the end of the next, at the next burst's size over that
+// time: a steady system reads as a flat rate, a late commit as a longer,
+// lower step, never as a spike of two commits falling into one window or
+// a gap of none. A continuous sink gets 1 s steps.
+func rateSteps(r *sweep.StoredRun) (starts, lens, rates []float64) {
+	b, k := r.Result.Config.BucketS, recordsPerEffect(r.Result)
+	if b <= 0 || len(r.Series) == 0 {
+		return nil, nil, nil
+	}
+	step := func(from, to, effects float64) {
+		if to > from {
+			starts, lens, rates = append(starts, from), append(lens, to-from), append(rates, effects*k/(to-from))
+		}
+	}
+	if !bursty(r) {
+		n := max(1, int(math.Round(1/b)))
+		for lo := 0; lo < len(r.Series); lo += n {
+			hi := min(lo+n, len(r.Series))
+			sum := 0.0
+			for j := lo; j < hi; j++ {
+				sum += r.Series[j].Committed
+			}
+			step(r.Series[lo].T, r.Series[hi-1].T+b, sum)
+		}
+		return starts, lens, rates
+	}
+	prev, sum := 0.0, 0.0
+	for j, row := range r.Series {
+		sum += row.Committed
+		last := j+1 == len(r.Series)
+		if row.Committed > 0 && (last || r.Series[j+1].Committed == 0) {
+			step(prev, row.T+b, sum) // a burst ends here
+			prev, sum = row.T+b, 0
+		} else if last {
+			step(prev, row.T+b, sum) // nothing after the last burst
+		}
+	}
+	return starts, lens, rates
+}
+
+// throughputPlot draws, over the fault bands, what each run committed: on
+// top the cumulative committed output (in input records) against the
+// appended input, whose vertical distance is the lag — a stall is a flat
+// stretch, a recovery the climb back to the input line, a loss a line that
+// ends below it, duplicates one that ends above it —; below, the committed
+// rate per commit period (rateSteps) drawn as steps. Neither is smoothed.
+// The CSV has, per bucket, the raw rate, the cumulative committed records,
+// and the window holding the bucket with its rate.
 func throughputPlot(g *group) ([]byte, *table, error) {
-	windows := map[float64]bool{}
-	for _, r := range g.Runs {
-		windows[smoothingWindow(r)] = true
-	}
-	ylabel := "throughput (input records/s, moving average over each system's commit period, >= 1 s)"
-	if len(windows) == 1 {
-		for w := range windows {
-			ylabel = fmt.Sprintf("throughput (input records/s, %g s moving average)", w)
-		}
-	}
-	p := newPlot("Throughput — "+g.Title, "simulated time (s)", ylabel)
-	p.Add(bandPlotter{bands: g.Bands, labels: true})
-	data := &table{header: []string{"series", "t_s", "throughput_rps", "window_s", "throughput_rps_smoothed"}}
-	st := newStyler()
+	top := newPlot("Committed output vs appended input — "+g.Title, "simulated time (s)", "input records (cumulative)")
+	bottom := newPlot("Committed rate: per commit period (from one commit to the next), per second for continuous sinks", "simulated time (s)", "committed (input records/s)")
+	top.Add(bandPlotter{bands: g.Bands, labels: true})
+	bottom.Add(bandPlotter{bands: g.Bands})
+	data := &table{header: []string{"series", "t_s", "throughput_rps", "committed_records", "window_start_s", "window_s", "window_rps"}}
+	xmax := timeRange(g)
 	var legend []legendEntry
-	ymax := 0.0
+	ymax, rmax := 0.0, 0.0
+	// The appended input: the rate until the input ends (every run of a
+	// group shares workload, rate and duration).
+	c0 := g.Runs[0].Result.Config
+	appended := float64(g.Runs[0].Result.AppendedRecords)
+	if appended <= 0 {
+		appended = c0.RateRPS * c0.DurationS
+	}
+	inStyle := draw.LineStyle{Color: color.RGBA{R: 110, G: 110, B: 110, A: 255}, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(4)}}
+	if in, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: c0.DurationS, Y: appended}, {X: xmax, Y: appended}}); err == nil {
+		in.LineStyle = inStyle
+		top.Add(in)
+	}
+	ymax = appended
 	for i, r := range g.Runs {
 		k := recordsPerEffect(r.Result)
-		xs, raw := make([]float64, len(r.Series)), make([]float64, len(r.Series))
-		for j, row := range r.Series {
-			xs[j], raw[j] = row.T, row.CommittedPerS*k
+		line, glyph := styleOf(g.Colors[i], g.Marks[i], g.Shared)
+		line.Width = overlapWidth(i, len(g.Runs))
+		starts, lens, rates := rateSteps(r)
+		w := 0
+		cum := plotter.XYs{{X: 0, Y: 0}}
+		total := 0.0
+		for _, row := range r.Series {
+			total += row.Committed * k
+			for w+1 < len(starts) && row.T >= starts[w+1]-1e-9 {
+				w++
+			}
+			data.add(g.Labels[i], row.T, row.CommittedPerS*k, round6(total), starts[w], round6(lens[w]), round6(rates[w]))
+			if row.T < xmax {
+				cum = append(cum, plotter.XY{X: math.Min(row.T+r.Result.Config.BucketS, xmax), Y: total})
+			}
 		}
-		window := smoothingWindow(r)
-		ys := movingAverage(raw, int(math.Round(window/r.Result.Config.BucketS)))
-		for j := range ys {
-			ymax = math.Max(ymax, ys[j])
-			data.add(g.Labels[i], xs[j], raw[j], window, round6(ys[j]))
+		// After its last bucket a run commits nothing more: its total
+		// stays where it is.
+		if last := cum[len(cum)-1]; last.X < xmax {
+			cum = append(cum, plotter.XY{X: xmax, Y: last.Y})
 		}
-		style := st.line(r.Result.System)
-		style.Width = overlapWidth(i, len(g.Runs))
-		style.Dashes, style.DashOffs = overlapDashes(i)
-		p.Add(segmentLines(xs, ys, style)...)
-		legend = append(legend, legendEntry{g.Labels[i], lineThumb{style}})
+		ymax = math.Max(ymax, total)
+		if l, err := plotter.NewLine(cum); err == nil {
+			l.LineStyle = line
+			top.Add(l)
+		}
+		top.Add(sparseMarks(cum, i, len(g.Runs), xmax, glyph))
+		var steps plotter.XYs
+		for j := range starts {
+			if starts[j] >= xmax {
+				break
+			}
+			steps = append(steps, plotter.XY{X: starts[j], Y: rates[j]}, plotter.XY{X: math.Min(starts[j]+lens[j], xmax), Y: rates[j]})
+			rmax = math.Max(rmax, rates[j])
+		}
+		if l, err := plotter.NewLine(steps); err == nil && len(steps) > 0 {
+			l.LineStyle = line
+			bottom.Add(l)
+		}
+		bottom.Add(sparseMarks(steps, i, len(g.Runs), xmax, glyph))
+		legend = append(legend, legendEntry{g.Labels[i], markThumb{line, glyph}})
 	}
-	p.X.Min, p.X.Max = 0, timeRange(g)
-	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*headroom
-	p.Y.Tick.Marker = countTicks{}
+	legend = append(legend, legendEntry{"appended input", lineThumb{inStyle}})
+	for _, p := range []*plot.Plot{top, bottom} {
+		p.X.Min, p.X.Max = 0, xmax
+		p.X.Tick.Marker = timeTicks{}
+		p.Y.Min = 0
+		p.Y.Tick.Marker = countTicks{}
+	}
+	top.Y.Max = math.Max(1, ymax) * headroom
+	bottom.Y.Max = math.Max(1, rmax) * headroom
 	legend = addBandLegend(legend, g.Bands)
-	png, err := render([]*plot.Plot{p}, legend)
+	png, err := render([]*plot.Plot{top, bottom}, legend)
 	return png, data, err
+}
+
+// sparseMarks puts series i's marker (of n series) on its line at a few
+// evenly spaced times (on the first data point at or after each), staggered between series so that markers of lines
+// drawn on top of each other do not coincide: lines then differ by shape,
+// not only by colour.
+func sparseMarks(xys plotter.XYs, i, n int, xmax float64, glyph draw.GlyphStyle) plot.Plotter {
+	const marks = 8
+	var pts plotter.XYs
+	for m := 0; m < marks && len(xys) > 0; m++ {
+		x := xmax * (float64(m) + (float64(i)+0.5)/float64(max(n, 1))) / marks
+		j := sort.Search(len(xys), func(j int) bool { return xys[j].X >= x })
+		if j == len(xys) {
+			continue
+		}
+		// On a data point, never between two: a line may have a gap.
+		pts = append(pts, xys[j])
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil || len(pts) == 0 {
+		return plotter.NewGrid() // nothing to mark
+	}
+	sc.GlyphStyle = glyph
+	return sc
 }
 
 // latencyPlot draws end-to-end latency p50 (top) and p99 (bottom) of each
 // bucket's commits over time on log axes; buckets without commits are gaps.
 func latencyPlot(g *group) ([]byte, *table, error) {
-	p50 := newPlot("End-to-end latency p50 — "+g.Title, "simulated time (s)", "latency p50 (ms, log scale)")
-	p99 := newPlot("End-to-end latency p99", "simulated time (s)", "latency p99 (ms, log scale)")
+	// The unit goes into the titles, not a y label: gonum places a y
+	// label at the arithmetic middle of a log axis, near its top, and
+	// pads the plot for it, which left a wide empty band under the title.
+	p50 := newPlot("End-to-end latency p50 (ms, log scale) — "+g.Title, "simulated time (s)", "")
+	p99 := newPlot("End-to-end latency p99 (ms, log scale)", "simulated time (s)", "")
 	// Only buckets with commits have a latency.
 	p50.Add(bandPlotter{bands: g.Bands, labels: true})
 	p99.Add(bandPlotter{bands: g.Bands})
 	data := &table{header: []string{"series", "t_s", "latency_p50_ms", "latency_p99_ms"}}
-	st := newStyler()
 	var legend []legendEntry
 	lo, hi := math.Inf(1), 0.0
+	xmax := timeRange(g)
 	for i, r := range g.Runs {
 		var xs, y50, y99 []float64
 		for _, row := range r.Series {
@@ -170,23 +268,26 @@ func latencyPlot(g *group) ([]byte, *table, error) {
 		// commits in bursts still draws a line; a pause longer than twice
 		// its usual commit period (an outage) is a gap.
 		gap := 2*commitPeriod(r) + 1e-9
-		line, glyph := st.lineAndGlyph(r.Result.System)
+		line, glyph := styleOf(g.Colors[i], g.Marks[i], g.Shared)
 		line.Width = overlapWidth(i, len(g.Runs))
-		line.Dashes, line.DashOffs = overlapDashes(i)
-		glyph.Radius = vg.Points(1.5)
-		p50.Add(gapLines(xs, y50, gap, line, glyph)...)
-		p99.Add(gapLines(xs, y99, gap, line, glyph)...)
-		legend = append(legend, legendEntry{g.Labels[i], lineThumb{line}})
+		dot := glyph
+		dot.Radius = vg.Points(1.5)
+		p50.Add(gapLines(xs, y50, gap, line, dot)...)
+		p99.Add(gapLines(xs, y99, gap, line, dot)...)
+		p50.Add(sparseMarks(logXYs(xs, y50), i, len(g.Runs), xmax, glyph))
+		p99.Add(sparseMarks(logXYs(xs, y99), i, len(g.Runs), xmax, glyph))
+		legend = append(legend, legendEntry{g.Labels[i], markThumb{line, glyph}})
 	}
 	if math.IsInf(lo, 1) {
 		lo, hi = 0.1, 1
 	}
 	for _, p := range []*plot.Plot{p50, p99} {
-		p.X.Min, p.X.Max = 0, timeRange(g)
+		p.X.Min, p.X.Max = 0, xmax
+		p.X.Tick.Marker = timeTicks{}
 		// A log axis from half the lowest value to 4x the highest: the
 		// top is headroom for the band labels.
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = inRange{plot.LogTicks{Prec: -1}}
 		p.Y.Min, p.Y.Max = lo/2, hi*4
 	}
 	legend = addBandLegend(legend, g.Bands)
@@ -223,15 +324,21 @@ func gapLines(xs, ys []float64, gap float64, line draw.LineStyle, glyph draw.Gly
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
-// overlapDashes gives every line after the first three a dash pattern,
-// shifted by half a period from one line to the next, so two lines drawn
-// exactly on top of each other (barrier and snapshot often commit alike)
-// alternate their colours along the line.
-func overlapDashes(i int) ([]vg.Length, vg.Length) {
-	if i < 3 {
-		return nil, 0
+// logXYs pairs xs and ys for sparseMarks.
+func logXYs(xs, ys []float64) plotter.XYs {
+	out := make(plotter.XYs, len(xs))
+	for i := range xs {
+		out[i] = plotter.XY{X: xs[i], Y: ys[i]}
 	}
-	return []vg.Length{vg.Points(6), vg.Points(6)}, vg.Points(6 * float64(i%2))
+	return out
+}
+
+// overlapRadius shrinks each later series' markers, like overlapWidth.
+func overlapRadius(i, n int) vg.Length {
+	if n <= 1 {
+		return vg.Points(4.5)
+	}
+	return vg.Points(7 - 4*float64(i)/float64(n-1))
 }
 
 // overlapWidth narrows each later line of a plot, so that lines drawn on

@@ -81,7 +81,9 @@ func canonicalName(name string) (string, error) {
 	if isCostParam(cost) {
 		return costPrefix + cost, nil
 	}
-	return "", fmt.Errorf("--param %s: unknown run parameter (have %s)", name, strings.Join(KnownParams(), ", "))
+	// Quoted: a name may hold a newline or control character, and the
+	// error must stay one line (found by FuzzParseParam).
+	return "", fmt.Errorf("--param %q: unknown run parameter (have %s)", name, strings.Join(KnownParams(), ", "))
 }
 
 // KnownParams lists every parameter name a sweep accepts.
