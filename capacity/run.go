@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"ftbench/engine"
@@ -39,6 +40,7 @@ type Plan struct {
 	Cycle     engine.Time    // the system's commit cycle
 	Requested engine.Time    // the duration asked for (0: none)
 	Notes     []string       // what was changed and why
+	Bound     float64        // the cost model's record-at-a-time bound (+Inf: none)
 }
 
 // NewPlan resolves the probe configuration. Errors are *harness.InputError
@@ -96,6 +98,9 @@ func NewPlan(o Options) (*Plan, error) {
 		cfg.Rate = rate
 	}
 	p.Config = cfg
+	if p.Bound, err = harness.CapacityBound(cfg); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -156,11 +161,24 @@ type Result struct {
 	ProbeDurationS  float64   `json:"probe_duration_s"`
 	ProbeDrainS     float64   `json:"probe_drain_s"`
 	CommitCycleS    float64   `json:"commit_cycle_s"`
-	Notes           []string  `json:"notes"`
+	// CostModelBoundRPS is what the cost model allows operator instances
+	// on this hardware (workloads.CapacityBound: each instance on at most
+	// one core, a worker's instances sharing its cores), beside the
+	// measured capacity; protocol processes, control traffic and key skew
+	// only lower the real figure. Null when the workload has no costs.
+	CostModelBoundRPS *float64 `json:"cost_model_bound_rps"`
+	Notes             []string `json:"notes"`
 	// Config is run.json's config of the probe at the capacity (of the
 	// first probe when there is none).
 	Config harness.RunConfig `json:"config"`
 	Probes []Probe           `json:"probes"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) || x <= 0 {
+		return nil
+	}
+	return &x
 }
 
 // Find runs the search planned by NewPlan(o). progress, if not nil, sees
@@ -183,7 +201,8 @@ func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall ti
 		Format: Format, System: plan.Config.System, Variant: plan.Variant, Workload: plan.Config.Workload,
 		ProbeDurationS: plan.Config.Duration.Seconds(), ProbeDrainS: plan.Config.Drain.Seconds(),
 		CommitCycleS: plan.Cycle.Seconds(), Notes: append([]string{}, plan.Notes...),
-		Criterion: Criterion{LagSlopeFraction: metrics.OverloadSlope, Tolerance: tol, MinCycles: metrics.MinTrendSamples},
+		CostModelBoundRPS: finite(plan.Bound),
+		Criterion:         Criterion{LagSlopeFraction: metrics.OverloadSlope, Tolerance: tol, MinCycles: metrics.MinTrendSamples},
 	}
 	if o.LatencyBound > 0 {
 		b := float64(o.LatencyBound) / float64(engine.Millisecond)

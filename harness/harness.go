@@ -68,6 +68,17 @@ func DefaultRate(cfg Config) (float64, error) {
 	return r.cfg.Rate, nil
 }
 
+// CapacityBound is the cost model's capacity bound (records/s) for a
+// record-at-a-time deployment of cfg's workload on cfg's hardware
+// (workloads.CapacityBound); +Inf when the workload gives no costs.
+func CapacityBound(cfg Config) (float64, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return workloads.CapacityBound(r.w, &r.cost, r.cfg.Parallelism, r.cfg.Workers), nil
+}
+
 // Deployment compiles cfg without running it, so that callers can name its
 // operators and workers (torture draws fault targets from it).
 func Deployment(cfg Config) (*engine.Deployment, error) {

@@ -133,6 +133,10 @@ func printCapacity(w io.Writer, r *capacity.Result, wall time.Duration) {
 	}
 	fmt.Fprintf(w, "capacity: %.0f records/s sustained, %.0f overloaded (%d probes, %.1fs wall)\n",
 		*r.CapacityRPS, r.OverloadedAtRPS, len(r.Probes), wall.Seconds())
+	if r.CostModelBoundRPS != nil {
+		fmt.Fprintf(w, "bound:    %.0f records/s for the operator instances on this hardware under the cost model (%.3f of it measured)\n",
+			*r.CostModelBoundRPS, *r.CapacityRPS / *r.CostModelBoundRPS)
+	}
 }
 
 // writeJSON writes v as indented JSON, atomically.
