@@ -49,6 +49,11 @@ import (
 // DefaultReadRate is the reader's reads per simulated second.
 const DefaultReadRate = 500.0
 
+// observerTimeout bounds the porcupine check's wall time; 0 is
+// check.DefaultTimeout. Tests shorten it to show that a check that cannot
+// finish is reported as unknown.
+var observerTimeout time.Duration
+
 // Observation is run.json's "observer" block. Apart from "unknown" results
 // (the checker's timeout is wall time) it is a function of config and seed.
 type Observation struct {
@@ -253,7 +258,7 @@ func (r *runner) observe(res *Result) map[string][]byte {
 	o.ops = nil
 	obs.Applies = o.applies
 
-	rep, err := check.Check(ops, want, r.claim, check.Options{})
+	rep, err := check.Check(ops, want, r.claim, check.Options{Timeout: observerTimeout})
 	if err != nil {
 		panic(err) // every claim has a model
 	}

@@ -319,6 +319,20 @@ func TestObserverAloneCatchesUncommittedReads(t *testing.T) {
 	}
 }
 
+// A check that cannot finish is unknown: the claim is not held, the run
+// exits non-zero, and the problem says why.
+func TestObserverTimeoutIsUnknownNeverHeld(t *testing.T) {
+	observerTimeout = time.Nanosecond
+	defer func() { observerTimeout = 0 }()
+	r := runCfg(t, observed("none"))
+	if r.Observer.Result != check.LinUnknown || r.ClaimHeld || r.ExitCode != ExitInternal {
+		t.Fatalf("observer %q held %v exit %d", r.Observer.Result, r.ClaimHeld, r.ExitCode)
+	}
+	if !strings.Contains(strings.Join(r.Problems, "\n"), "unknown") {
+		t.Fatalf("problems %v", r.Problems)
+	}
+}
+
 // The reader runs on a client machine of its own: observing a run changes
 // nothing the run measures.
 func TestObserveDoesNotPerturbTheRun(t *testing.T) {
