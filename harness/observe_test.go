@@ -443,3 +443,22 @@ func TestReadsSeeTheCommitsBeforeThem(t *testing.T) {
 		}
 	}
 }
+
+// Monotonicity is judged in commit-time order, not in the order the
+// runtime reports commits: a commit reported late but made earlier, with
+// a smaller value, is no regression; one made later with a smaller value
+// is.
+func TestRegressionsInCommitOrder(t *testing.T) {
+	s := newOutputStore()
+	s.report(0, 5*engine.Millisecond, engine.Commit{Key: 1, Value: 10}, check.CommitFirst)
+	s.report(0, 3*engine.Millisecond, engine.Commit{Key: 1, Value: 9}, check.CommitFirst) // another sink's slice
+	s.settle(engine.Time(math.MaxInt64))
+	if s.regressions != 0 || s.visible[1] != 10 {
+		t.Fatalf("in time order 9 then 10: %d regressions, visible %d", s.regressions, s.visible[1])
+	}
+	s.report(6*engine.Millisecond, 7*engine.Millisecond, engine.Commit{Key: 1, Value: 4}, check.CommitFirst)
+	s.settle(engine.Time(math.MaxInt64))
+	if s.regressions != 1 || s.first == nil || s.first.From != 10 || s.first.To != 4 {
+		t.Fatalf("10 then 4: %d regressions, first %+v", s.regressions, s.first)
+	}
+}
