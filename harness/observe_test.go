@@ -301,6 +301,8 @@ func TestObserverAloneCatchesUncommittedReads(t *testing.T) {
 	if r.ClaimHeld || r.ExitCode != ExitSafety || !strings.Contains(strings.Join(r.Problems, "\n"), "porcupine") {
 		t.Fatalf("held %v exit %d problems %v", r.ClaimHeld, r.ExitCode, r.Problems)
 	}
+	t.Logf("without --observe: exit %d, claim held %v; with it: exit %d, %d illegal segments, %s",
+		plain.ExitCode, plain.ClaimHeld, r.ExitCode, mr.IllegalSegments, r.Problems[0])
 	dir, err := Write(t.TempDir(), NewRunID(observed("test-dirty"), time.Unix(1e9, 0)), out)
 	if err != nil {
 		t.Fatal(err)
