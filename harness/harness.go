@@ -139,6 +139,7 @@ type runner struct {
 	// the effect's first.
 	commitHook  func(at engine.Time, c engine.Commit, first bool)
 	observeWall time.Duration
+	simWall     time.Duration // the simulation's wall time (bounds the observer's check)
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -283,6 +284,7 @@ func (r *runner) run() *Outcome {
 	for p := range r.done {
 		r.done[p] = make([]int64, r.log.Total())
 	}
+	simStart := time.Now()
 	r.sim.Run(r.cfg.Duration + r.drainMax)
 	if r.drained {
 		// A drained run stops itself after its settle window (Sample); a
@@ -291,6 +293,7 @@ func (r *runner) run() *Outcome {
 		// when Sample stopped the run already.)
 		r.sim.Run(r.drainedAt + r.settle)
 	}
+	r.simWall = time.Since(simStart)
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }

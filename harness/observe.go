@@ -49,10 +49,14 @@ import (
 // DefaultReadRate is the reader's reads per simulated second.
 const DefaultReadRate = 500.0
 
-// observerTimeout bounds the porcupine check's wall time; 0 is
-// check.DefaultTimeout. Tests shorten it to show that a check that cannot
-// finish is reported as unknown.
+// observerTimeout bounds the porcupine check's wall time; 0 is twice the
+// simulation's wall time, at least minObserverTimeout and at most
+// check.DefaultTimeout, so --observe costs at most about three times a
+// run's wall time: a check that would take longer is reported as unknown,
+// never as a pass. Tests shorten it.
 var observerTimeout time.Duration
+
+const minObserverTimeout = 20 * time.Second
 
 // Observation is run.json's "observer" block. Apart from "unknown" results
 // (the checker's timeout is wall time) it is a function of config and seed.
@@ -258,7 +262,11 @@ func (r *runner) observe(res *Result) map[string][]byte {
 	o.ops = nil
 	obs.Applies = o.applies
 
-	rep, err := check.Check(ops, want, r.claim, check.Options{Timeout: observerTimeout})
+	timeout := observerTimeout
+	if timeout == 0 {
+		timeout = min(max(2*r.simWall, minObserverTimeout), check.DefaultTimeout)
+	}
+	rep, err := check.Check(ops, want, r.claim, check.Options{Timeout: timeout})
 	if err != nil {
 		panic(err) // every claim has a model
 	}
