@@ -71,16 +71,30 @@ func (d *Delivery) effects(p int32, off int64) int32 {
 	return n
 }
 
+// CommitStatus is what one commit was to the delivery checker.
+type CommitStatus uint8
+
+// Commit statuses.
+const (
+	CommitFirst      CommitStatus = iota // the effect's first commit
+	CommitDuplicate                      // a repeat of a committed effect
+	CommitUnexpected                     // an effect no record produces
+)
+
 // Commit records one commit of effect id. A repeat of an already committed
 // effect is a duplicate; an id that no record can produce (unknown
 // partition, negative or out-of-range offset, Sub >= expected) is
 // Unexpected and otherwise ignored.
-func (d *Delivery) Commit(id engine.EffectID) {
+func (d *Delivery) Commit(id engine.EffectID) { d.Record(id) }
+
+// Record is Commit, returning what the commit was, so that the observer
+// flags re-applications exactly as the delivery checker counts them.
+func (d *Delivery) Record(id engine.EffectID) CommitStatus {
 	p, off := id.Part, id.Off
 	if p < 0 || int(p) >= len(d.seen) || off < 0 || off >= MaxOffset ||
 		id.Sub < 0 || id.Sub >= d.effects(p, off) {
 		d.unexpected++
-		return
+		return CommitUnexpected
 	}
 	var pg *[pageSize]uint64
 	if t := d.seen[p]; int(off>>pageBits) < len(t) {
@@ -93,13 +107,14 @@ func (d *Delivery) Commit(id engine.EffectID) {
 	bit := uint64(1) << uint(id.Sub)
 	if *w&bit != 0 {
 		d.duplicates++
-		return
+		return CommitDuplicate
 	}
 	*w |= bit
 	d.distinct++
 	if off > d.maxCommitted[p] {
 		d.maxCommitted[p] = off
 	}
+	return CommitFirst
 }
 
 // page returns the page of partition p holding off, allocating it (and

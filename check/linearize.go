@@ -35,11 +35,13 @@ const (
 	// so each segment is checked alone from that state.
 	DefaultSegmentOps = 1024
 	maxVisualized     = 3
-	// timeScale spreads one simulated nanosecond over timeScale porcupine
-	// ticks, so that applies at the same instant (a sink committing a batch
-	// in one step) are offered to porcupine in commit order while staying
-	// concurrent.
-	timeScale = 1 << 12
+	// timeScale maps one simulated nanosecond to porcupine ticks: a read
+	// called at t starts at tick 4t and one returning at t ends at 4t+3,
+	// an apply at t spans 4t+1 to 4t+2, so a read is concurrent with the
+	// applies at its call and return instants. Applies of one key never
+	// share an instant (one apply folds an instant's commits), so no finer
+	// clock is needed.
+	timeScale = 4
 )
 
 // Options tune a check.
@@ -51,7 +53,7 @@ type Options struct {
 
 // Report is the outcome of checking a history against one model.
 type Report struct {
-	Model    Guarantee
+	Claim    Claim
 	Result   string // LinOK, LinIllegal or LinUnknown
 	Keys     int
 	Segments int
@@ -84,13 +86,16 @@ type segment struct {
 	idx   []int32 // into the history, sorted by (Call, Return), commit order on ties
 }
 
-// Check checks a history against model m (ExactlyOnce or AtLeastOnce).
-// want holds each key's expected effects, for its final reads (a key
-// missing from want expects none). Operations are grouped by key; a key
-// with no operations is not checked.
-func Check(ops []Op, want map[uint64]Expect, m Guarantee, opt Options) (*Report, error) {
-	if _, ok := ModelFor(m); !ok {
-		return nil, fmt.Errorf("check: no porcupine model for %q", m)
+// Check checks a history against claim c's model. want holds each key's
+// expected effects, for its final reads (a key missing from want expects
+// none). Operations are grouped by key; a key with no operations is not
+// checked. Each key's applies must not overlap one another (an apply folds
+// commits no read overlaps, or one instant's).
+func Check(ops []Op, want map[uint64]Expect, c Claim, opt Options) (*Report, error) {
+	switch c.Guarantee {
+	case ExactlyOnce, AtLeastOnce, AtMostOnce, None:
+	default:
+		return nil, fmt.Errorf("check: no porcupine model for claim %q", c)
 	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
@@ -103,9 +108,9 @@ func Check(ops []Op, want map[uint64]Expect, m Guarantee, opt Options) (*Report,
 	}
 	deadline := time.Now().Add(opt.Timeout)
 	segs, keys := segments(ops, opt.SegmentOps)
-	rep := &Report{Model: m, Keys: keys, Segments: len(segs), Ops: len(ops), ops: ops, want: want}
+	rep := &Report{Claim: c, Keys: keys, Segments: len(segs), Ops: len(ops), ops: ops, want: want}
 	results := make([]string, len(segs))
-	mdl := Model(m)
+	mdl := Model(c)
 	mdl.Partition = nil // one segment per call
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -147,7 +152,7 @@ func Check(ops []Op, want map[uint64]Expect, m Guarantee, opt Options) (*Report,
 		switch r {
 		case LinIllegal:
 			rep.Illegal++
-			failing = append(failing, failure{segs[i], segs[i].violation(m, ops, want)})
+			failing = append(failing, failure{segs[i], segs[i].violation(c, ops, want)})
 		case LinUnknown:
 			rep.Unchecked++
 		}
@@ -175,7 +180,9 @@ func Check(ops []Op, want map[uint64]Expect, m Guarantee, opt Options) (*Report,
 
 // segments groups ops by key (keys ascending), orders each key's operations
 // by time and cuts them into segments at quiescent instants once a segment
-// holds segOps operations. It returns the segments and the number of keys.
+// holds segOps operations. There the state is the fold of every operation
+// before (applies never overlap, so their order is known). It returns the
+// segments and the number of keys.
 func segments(ops []Op, segOps int) ([]segment, int) {
 	byKey := map[uint64][]int32{}
 	for i := range ops {
@@ -189,7 +196,6 @@ func segments(ops []Op, segOps int) ([]segment, int) {
 	var segs []segment
 	for _, k := range keys {
 		idx := byKey[k]
-		// Stable: commits at one instant stay in commit order.
 		slices.SortStableFunc(idx, func(a, b int32) int {
 			if c := cmp.Compare(ops[a].Call, ops[b].Call); c != 0 {
 				return c
@@ -199,22 +205,11 @@ func segments(ops []Op, segOps int) ([]segment, int) {
 		st := State{Started: true}
 		begin, start := 0, st
 		var maxRet engine.Time
-		var last instant // the latest instant with applies
 		for i, j := range idx {
 			op := &ops[j]
 			if i-begin >= segOps && op.Call > maxRet {
-				if v, ok := last.end(); ok {
-					cut := st
-					cut.Value = v
-					segs = append(segs, segment{key: k, start: start, idx: idx[begin:i]})
-					begin, start = i, cut
-				}
-			}
-			if op.Kind == OpApply {
-				if last.n == 0 || op.Call != last.at {
-					last = instant{at: op.Call}
-				}
-				last.add(op)
+				segs = append(segs, segment{key: k, start: start, idx: idx[begin:i]})
+				begin, start = i, st
 			}
 			st = st.after(op)
 			maxRet = max(maxRet, op.Return)
@@ -224,47 +219,10 @@ func segments(ops []Op, segOps int) ([]segment, int) {
 	return segs, len(keys)
 }
 
-// instant collects the applies of one key at one instant (a sink that
-// commits a batch in one step). Porcupine may linearize them in any order.
-type instant struct {
-	at       engine.Time
-	n        int
-	lo, hi   int64 // their values
-	up, down bool  // every contribution >= 0, <= 0
-}
-
-func (g *instant) add(op *Op) {
-	if g.n == 0 {
-		g.lo, g.hi, g.up, g.down = op.Value, op.Value, true, true
-	}
-	g.n++
-	g.lo, g.hi = min(g.lo, op.Value), max(g.hi, op.Value)
-	g.up = g.up && op.Delta >= 0
-	g.down = g.down && op.Delta <= 0
-}
-
-// end is the value once every apply of the instant took effect, in any
-// order the models accept: each apply moves the value by its contribution
-// or (a repeat) not at all, so with contributions of one sign the value
-// ends at its extreme. With mixed signs the end is not known (ok false)
-// and the history is not cut there. With no applies the value is the
-// fold's.
-func (g *instant) end() (int64, bool) {
-	switch {
-	case g.n <= 1 || g.up:
-		return g.hi, true
-	case g.down:
-		return g.lo, true
-	}
-	return 0, false
-}
-
-// ticks maps an operation to porcupine's clock; rank orders applies that
-// share an instant.
-func ticks(op *Op, rank int64) (call, ret int64) {
+// ticks maps an operation to porcupine's clock (see timeScale).
+func ticks(op *Op) (call, ret int64) {
 	if op.Kind == OpApply {
-		t := int64(op.Call) * timeScale
-		return t + min(rank, timeScale-2), t + timeScale - 1
+		return int64(op.Call)*timeScale + 1, int64(op.Return)*timeScale + 2
 	}
 	return int64(op.Call) * timeScale, int64(op.Return)*timeScale + timeScale - 1
 }
@@ -282,10 +240,9 @@ func input(op *Op, want map[uint64]Expect) any {
 // start operation, with segment number seg as metadata.
 func (s *segment) operations(ops []Op, want map[uint64]Expect, seg int, buf []porcupine.Operation) []porcupine.Operation {
 	buf = append(buf, porcupine.Operation{Input: &segmentStart{key: s.key, state: s.start}, Metadata: seg})
-	ranks := s.ranks(ops)
-	for n, j := range s.idx {
+	for _, j := range s.idx {
 		op := &ops[j]
-		call, ret := ticks(op, ranks[n])
+		call, ret := ticks(op)
 		client := 0
 		if op.Kind != OpApply {
 			client = 1 // the reader
@@ -298,49 +255,11 @@ func (s *segment) operations(ops []Op, want map[uint64]Expect, seg int, buf []po
 	return buf
 }
 
-// ranks orders each instant's applies for porcupine, which tries them in
-// that order: along the value (ascending when every contribution is >= 0,
-// descending when <= 0), so that a batch committed in another order than it
-// was counted is still checked in linear time; otherwise in commit order.
-func (s *segment) ranks(ops []Op) []int64 {
-	ranks := make([]int64, len(s.idx))
-	for a := 0; a < len(s.idx); {
-		b := a + 1
-		first := &ops[s.idx[a]]
-		if first.Kind == OpApply {
-			for b < len(s.idx) && ops[s.idx[b]].Kind == OpApply && ops[s.idx[b]].Call == first.Call {
-				b++
-			}
-		}
-		if b-a > 1 {
-			var g instant
-			pos := make([]int, b-a)
-			for i := range pos {
-				pos[i] = a + i
-				g.add(&ops[s.idx[a+i]])
-			}
-			if g.up || g.down {
-				sign := int64(1)
-				if !g.up {
-					sign = -1
-				}
-				slices.SortStableFunc(pos, func(x, y int) int {
-					return cmp.Compare(sign*ops[s.idx[x]].Value, sign*ops[s.idx[y]].Value)
-				})
-			}
-			for r, p := range pos {
-				ranks[p] = int64(r)
-			}
-		}
-		a = b
-	}
-	return ranks
-}
-
 // violation replays the segment in the order things happened — applies at
-// their commit, reads at the instant they were served, commits before reads
-// at one instant — and names the first operation the model rejects.
-func (s *segment) violation(m Guarantee, ops []Op, want map[uint64]Expect) *Violation {
+// their commits, reads at the instant they were served, reads before the
+// commits of that instant (a read sees the commits strictly before it) —
+// and names the first operation the model rejects.
+func (s *segment) violation(c Claim, ops []Op, want map[uint64]Expect) *Violation {
 	st := s.start
 	v := &Violation{Key: s.key, FromS: ops[s.idx[0]].Call.Seconds()}
 	for _, j := range s.idx {
@@ -348,9 +267,9 @@ func (s *segment) violation(m Guarantee, ops []Op, want map[uint64]Expect) *Viol
 	}
 	point := func(op *Op) (engine.Time, int) {
 		if op.Kind == OpRead {
-			return op.Born, 1
+			return op.Born, 0
 		}
-		return op.Call, 0
+		return op.Call, 1
 	}
 	happened := slices.Clone(s.idx)
 	slices.SortStableFunc(happened, func(a, b int32) int {
@@ -363,7 +282,7 @@ func (s *segment) violation(m Guarantee, ops []Op, want map[uint64]Expect) *Viol
 	})
 	for _, j := range happened {
 		in := input(&ops[j], want)
-		ok, ns := step(m, st, in)
+		ok, ns := step(c, st, in)
 		if !ok {
 			v.Op, v.AtS, v.State = describe(in), ops[j].Call.Seconds(), st.describe()
 			return v
@@ -393,7 +312,7 @@ func (r *Report) Visualize(w io.Writer, notes []Annotation) (bool, error) {
 	for i := range r.failing {
 		hist = r.failing[i].operations(r.ops, r.want, i+1, hist)
 	}
-	mdl := Model(r.Model)
+	mdl := Model(r.Claim)
 	_, info := porcupine.CheckOperationsVerbose(mdl, hist, time.Minute)
 	anns := make([]porcupine.Annotation, 0, len(notes))
 	for _, n := range notes {

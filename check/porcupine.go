@@ -6,40 +6,41 @@ package check
 //
 // The sink is a register per key. Three kinds of operation touch it:
 //
-//   - apply: a commit of one effect, returning the value it made visible
-//     (like Redis INCR returning the new count). It is instantaneous at the
-//     commit instant: the harness sees the exact simulated instant the sink
-//     changed, so a wider window (from the record's append, Born, which is
-//     recorded and shown) would only weaken the check and make it slower.
-//   - read: a reader's request with an invocation and a response time; the
-//     sink served it at some instant in between.
-//   - final: a read of every key after the run has drained, which must
-//     reflect every effect the oracle expects for the key.
+//   - apply: commits of effects to one key, as the sink made them visible.
+//     A commit is instantaneous at its commit instant (the harness sees the
+//     exact simulated instant the sink changed). One apply operation folds
+//     a run of a key's commits, in commit-time order, that no read overlaps
+//     (the observer folds them as it records them, harness/observe.go), or
+//     the commits of one instant that a read overlaps: a read is served from
+//     the commits strictly before the instant it is served at, so it never
+//     sees part of an instant, and the commits of one instant are one step
+//     of the model. So applies of one key never tie, whatever the sink
+//     commits at one instant (a 2PC sink's thousands), and the check is
+//     linear in the history.
+//   - read: a reader process's request, with its invocation and response
+//     times; the output store served it at some instant in between.
+//   - final: a read of every key after the run has drained.
 //
 // The model state of a key is the set of applied effect ids — kept as its
 // size and an order-independent fingerprint, so that a duplicate and a loss
-// on the same key cannot cancel out — and the visible value. An apply moves
-// the value by the effect's contribution (Delta): the oracle's value of the
-// effect minus the oracle's previous value of its key. The models thus
-// assume additive sinks (counts, sums, balances), which every workload's
-// sink is.
+// on the same key cannot cancel out — and the visible value. A claim
+// (check.Claim) is checked with the same definitions as the harness's
+// delivery and monotonicity checks, on the same commits in the same order:
 //
-// Whether an apply re-applies an effect already in the set is carried on
-// the operation (Repeat, from the commit order): applies are points in
-// time, so their linearization order is the commit order, and ties at one
-// instant between two commits of the same effect give the same verdict
-// either way.
-//
-//   - exactly-once: an apply adds its effect to the set and moves the value
-//     by its contribution; re-applying an effect is illegal. A read returns
-//     the current value. The final read's set equals the oracle's.
-//   - at-least-once: as exactly-once, but re-applying is allowed, and either
-//     counts again (an external store incremented twice: Storm's word
-//     counts) or leaves the value as it is (an idempotent write: Storm's
-//     grep sink). Any other change is illegal: a value going back when a
-//     plain sink replays from a restored checkpoint, a count that restarts
-//     after state was lost. So a reader never sees the value go back, and
-//     it reflects every applied effect.
+//   - every claim: a read returns the current value (a reader is shown
+//     exactly what the commits made visible: never an uncommitted value,
+//     never a stale one); an apply of an effect no record produces is
+//     illegal; the final read returns the current value.
+//   - exactly-once: a re-application is illegal; the final read's set is the
+//     oracle's and its value the oracle's final value (no duplicate, no
+//     loss, no wrong key).
+//   - at-least-once: re-applications are allowed; the final read's set is
+//     the oracle's (no loss).
+//   - at-most-once: a re-application is illegal; losses are allowed.
+//   - none: no delivery condition.
+//   - monotonic: an apply never lowers the key's visible value, neither
+//     from the value before it nor between the commits it folds
+//     (non-negative contributions: the visible value never drops an effect).
 
 import (
 	"fmt"
@@ -60,24 +61,50 @@ const (
 )
 
 // Op is one operation of an observed history. It holds no pointers, so a
-// history of millions of commits costs the garbage collector nothing.
+// long history costs the garbage collector nothing.
 type Op struct {
 	Key uint64
-	ID  engine.EffectID // apply: the effect
-	// Born is, for an apply, the append time of the effect's input record
-	// (its submission); for a read, the instant the sink served it.
+	ID  engine.EffectID // apply: its first commit's effect, for descriptions
+	// Born is, for an apply, the append time of its first commit's input
+	// record (its submission); for a read, the instant the store served it.
 	Born engine.Time
-	// Delta is an apply's contribution to its key's value.
-	Delta int64
-	// Value is what an apply made visible, or what a read returned.
+	// Value is what an apply left visible (its last commit's value), or
+	// what a read returned.
 	Value int64
-	// Call and Return are simulated times; an apply has both at its commit.
+	// First is an apply's first commit's value.
+	First int64
+	// Call and Return are simulated times; an apply spans its first and
+	// last commit instants.
 	Call, Return engine.Time
-	Kind         OpKind
-	// Repeat marks an apply of an effect that was committed before.
-	Repeat bool
-	// Unexpected marks an apply of an effect no appended record produces.
-	Unexpected bool
+	// An apply's commits: Apps in all, New of them first commits of their
+	// effect (Hash their fingerprint), Repeats re-applications, Unexpected
+	// effects no record produces.
+	Apps, New, Repeats, Unexpected int32
+	Hash                           uint64
+	Kind                           OpKind
+	// Decrease marks an apply whose commits lowered the visible value
+	// between two of them.
+	Decrease bool
+}
+
+// Add folds one commit (in commit-time order) into apply op.
+func (op *Op) Add(id engine.EffectID, born engine.Time, at engine.Time, value int64, status CommitStatus) {
+	if op.Apps == 0 {
+		op.Kind, op.ID, op.Born, op.Call, op.First = OpApply, id, born, at, value
+	} else if value < op.Value {
+		op.Decrease = true
+	}
+	op.Apps++
+	op.Return, op.Value = at, value
+	switch status {
+	case CommitFirst:
+		op.New++
+		op.Hash += IDHash(id)
+	case CommitDuplicate:
+		op.Repeats++
+	default:
+		op.Unexpected++
+	}
 }
 
 // finalRead is a final read with its key's expected effects (Check's want).
@@ -96,7 +123,7 @@ type segmentStart struct {
 type Expect struct {
 	N    int64  // effects
 	Hash uint64 // order-independent fingerprint of their ids
-	Sum  int64  // sum of their contributions
+	Sum  int64  // sum of their contributions: the oracle's final value
 }
 
 // Add adds an effect with contribution delta.
@@ -115,6 +142,7 @@ func IDHash(id engine.EffectID) uint64 {
 // State is a key's model state.
 type State struct {
 	Started bool   // the segment's start operation has been applied
+	Seen    bool   // some commit made the key visible
 	N       int64  // distinct effects applied: the set's size
 	Hash    uint64 // the set's fingerprint (sum of IDHash)
 	Apps    int64  // applications, including re-applications
@@ -125,30 +153,21 @@ type State struct {
 // it. Segments start from the fold of after over everything before them.
 func (s State) after(op *Op) State {
 	if op.Kind == OpApply {
-		s.Apps++
+		s.Seen = true
+		s.Apps += int64(op.Apps)
+		s.N += int64(op.New)
+		s.Hash += op.Hash
 		s.Value = op.Value
-		if !op.Repeat {
-			s.N++
-			s.Hash += IDHash(op.ID)
-		}
 	}
 	return s
 }
 
-// ModelFor returns the model a claim requires: the claim's own model for
-// exactly-once and at-least-once; none (false) for at-most-once and none,
-// which promise nothing a reader could rely on.
-func ModelFor(claim Guarantee) (Guarantee, bool) {
-	switch claim {
-	case ExactlyOnce, AtLeastOnce:
-		return claim, true
-	}
-	return "", false
-}
+// ModelName is the name of the model of claim c, as run.json spells it.
+func ModelName(c Claim) string { return c.String() }
 
-// step is the sequential specification of model m. input is a *Op (apply
-// or read), a *finalRead or a *segmentStart.
-func step(m Guarantee, s State, input any) (bool, State) {
+// step is the sequential specification of claim c's model. input is a *Op
+// (apply or read), a *finalRead or a *segmentStart.
+func step(c Claim, s State, input any) (bool, State) {
 	var op *Op
 	var want Expect
 	switch in := input.(type) {
@@ -164,15 +183,29 @@ func step(m Guarantee, s State, input any) (bool, State) {
 	}
 	switch op.Kind {
 	case OpApply:
-		if op.Unexpected || (m == ExactlyOnce && op.Repeat) {
+		if op.Unexpected > 0 {
 			return false, s
 		}
-		ok := op.Value == s.Value+op.Delta || (op.Repeat && op.Value == s.Value)
-		return ok, s.after(op)
+		if op.Repeats > 0 && (c.Guarantee == ExactlyOnce || c.Guarantee == AtMostOnce) {
+			return false, s
+		}
+		if c.Monotonic && (op.Decrease || (s.Seen && op.First < s.Value)) {
+			return false, s
+		}
+		return true, s.after(op)
 	case OpRead:
 		return op.Value == s.Value, s
 	case OpFinal:
-		return s.N == want.N && s.Hash == want.Hash && op.Value == s.Value, s
+		if op.Value != s.Value {
+			return false, s
+		}
+		switch c.Guarantee {
+		case ExactlyOnce:
+			return s.N == want.N && s.Hash == want.Hash && s.Value == want.Sum, s
+		case AtLeastOnce:
+			return s.N == want.N && s.Hash == want.Hash, s
+		}
+		return true, s
 	}
 	return false, s
 }
@@ -203,14 +236,20 @@ func describe(input any) string {
 func (op *Op) String() string {
 	switch op.Kind {
 	case OpApply:
-		note := ""
-		if op.Repeat {
-			note = " again"
+		var note string
+		if op.Repeats > 0 {
+			note += fmt.Sprintf(", %d again", op.Repeats)
 		}
-		if op.Unexpected {
-			note += " (no record produces it)"
+		if op.Unexpected > 0 {
+			note += fmt.Sprintf(", %d no record produces", op.Unexpected)
 		}
-		return fmt.Sprintf("apply %s%s -> %d at %.6fs (appended %.6fs)", fmtID(op.ID), note, op.Value, op.Call.Seconds(), op.Born.Seconds())
+		if op.Decrease {
+			note += ", the value went back between them"
+		}
+		if op.Apps == 1 {
+			return fmt.Sprintf("apply %s%s -> %d at %.6fs (appended %.6fs)", fmtID(op.ID), note, op.Value, op.Call.Seconds(), op.Born.Seconds())
+		}
+		return fmt.Sprintf("apply %d commits from %s%s: %d -> %d at %.6fs-%.6fs", op.Apps, fmtID(op.ID), note, op.First, op.Value, op.Call.Seconds(), op.Return.Seconds())
 	case OpRead:
 		return fmt.Sprintf("read -> %d (called %.6fs, served %.6fs, returned %.6fs)", op.Value, op.Call.Seconds(), op.Born.Seconds(), op.Return.Seconds())
 	case OpFinal:
@@ -219,11 +258,11 @@ func (op *Op) String() string {
 	return "unknown operation"
 }
 
-// Model returns model m as a porcupine model, partitioned by segment (each
-// segment is a key's operations between two quiescent instants, led by a
-// start operation carrying the state before it; Metadata is the segment
-// number).
-func Model(m Guarantee) porcupine.Model {
+// Model returns claim c's model as a porcupine model, partitioned by
+// segment (each segment is a key's operations between two quiescent
+// instants, led by a start operation carrying the state before it;
+// Metadata is the segment number).
+func Model(c Claim) porcupine.Model {
 	return porcupine.Model{
 		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 			var parts [][]porcupine.Operation
@@ -242,7 +281,7 @@ func Model(m Guarantee) porcupine.Model {
 		},
 		Init: func() any { return State{} },
 		Step: func(state, input, _ any) (bool, any) {
-			ok, ns := step(m, state.(State), input)
+			ok, ns := step(c, state.(State), input)
 			return ok, ns
 		},
 		Equal: func(a, b any) bool { return a.(State) == b.(State) },

@@ -184,9 +184,16 @@ type ProcSpec struct {
 	Name   string // "count/1", "coordinator"
 	Op     string // operator name ("count"); empty for control processes
 	Index  int    // instance index within Op
-	Worker int    // worker it runs on; -1 for the master node, which never crashes
+	Worker int    // worker it runs on; -1 for the master node, which never crashes; ClientNode for a client
 	New    func() Process
 }
+
+// ClientNode places a process on a client machine outside the cluster (the
+// harness's readers of the sink): it never crashes and gives each of its
+// processes a CPU of its own, so that what runs there shares no core, no
+// event order and no random stream with the system under test. Systems
+// never place processes there.
+const ClientNode = -2
 
 // Deployment is what a system compiles a workload into.
 type Deployment struct {

@@ -16,12 +16,13 @@ import (
 // and settle rules must catch.
 type sinkBug struct {
 	systems.System
-	name, claim string
-	wrap        func(engine.Process) engine.Process
+	name  string
+	claim systems.Claim
+	wrap  func(engine.Process) engine.Process
 }
 
-func (s sinkBug) Name() string                         { return s.name }
-func (s sinkBug) Claim(string, systems.Options) string { return s.claim }
+func (s sinkBug) Name() string                                { return s.name }
+func (s sinkBug) Claim(string, systems.Options) systems.Claim { return s.claim }
 
 // CommitCycle forwards to the wrapped system: the embedded interface does
 // not promote it, and the settle window depends on it.
@@ -134,13 +135,13 @@ func init() {
 	if err != nil {
 		panic(err)
 	}
-	systems.Register(sinkBug{System: none, name: "test-drop", claim: systems.ExactlyOnce,
+	systems.Register(sinkBug{System: none, name: "test-drop", claim: systems.ExactlyOnceMonotonic,
 		wrap: func(p engine.Process) engine.Process { return &dropper{Process: p} }})
 	barrier, err := systems.Lookup("barrier")
 	if err != nil {
 		panic(err)
 	}
-	systems.Register(sinkBug{System: barrier, name: "test-late-dup", claim: systems.ExactlyOnce,
+	systems.Register(sinkBug{System: barrier, name: "test-late-dup", claim: systems.ExactlyOnceMonotonic,
 		wrap: func(p engine.Process) engine.Process { return &lateDup{Process: p} }})
 }
 

@@ -109,7 +109,7 @@ type runner struct {
 	sim      *sim.Sim
 	specs    []faults.Spec
 	job      systems.Job
-	claim    string
+	claim    check.Claim
 	warmUp   engine.Time
 	drainMax engine.Time
 	// rateChosen says whether --rate was given or chosen by the harness,
@@ -134,7 +134,8 @@ type runner struct {
 	delivery  *check.Delivery
 	series    *metrics.Series
 	latency   metrics.Histogram
-	visible   map[uint64]int64
+	visible   map[uint64]int64 // the output store's settled state
+	store     *outputStore
 	events    []engine.Event
 	counters  map[string]int64
 	drained   bool
@@ -149,6 +150,7 @@ type runner struct {
 	// the effect's first.
 	commitHook  func(at engine.Time, c engine.Commit, first bool)
 	observeWall time.Duration
+	simWall     time.Duration // the simulation's wall time (bounds the observer's check)
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -233,8 +235,14 @@ func prepare(cfg Config) (*runner, error) {
 		}
 		r.specs = append(r.specs, spec)
 	}
+	r.store = newOutputStore()
+	r.visible = r.store.visible
+	r.store.uncommitted = testUncommittedReads[cfg.System]
 	if cfg.Observe {
-		r.obs = &observer{}
+		// The reader is a client of the output store on a machine of its
+		// own, so the system's processes, cores and ids are unchanged.
+		r.obs = newObserver(r.store, engine.ChildSeed(cfg.Seed, "observer/reader"), r.cost.NetLatency)
+		r.dep.Add(engine.ProcSpec{Name: "observer/reader", Worker: engine.ClientNode, New: func() engine.Process { return &reader{o: r.obs} }})
 	}
 	var extra engine.Time
 	if d, ok := r.sys.(drainExtender); ok {
@@ -287,6 +295,7 @@ func (r *runner) run() *Outcome {
 	for p := range r.done {
 		r.done[p] = make([]int64, r.log.Total())
 	}
+	simStart := time.Now()
 	r.sim.Run(r.cfg.Duration + r.drainMax)
 	if r.drained {
 		// A drained run stops itself after its settle window (Sample); a
@@ -295,15 +304,16 @@ func (r *runner) run() *Outcome {
 		// when Sample stopped the run already.)
 		r.sim.Run(r.drainedAt + r.settle)
 	}
+	r.simWall = time.Since(simStart)
+	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }
 
 // --- sim.Observer ---
 
 func (r *runner) Commit(at engine.Time, c engine.Commit) {
-	before := r.delivery.Distinct()
-	r.delivery.Commit(c.ID)
-	first := r.delivery.Distinct() > before
+	status := r.delivery.Record(c.ID)
+	first := status == check.CommitFirst
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	if r.commitHook != nil {
 		r.commitHook(at, c, first)
@@ -319,10 +329,7 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	lat := at - c.Born
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
-	r.visible[c.Key] = c.Value
-	if r.obs != nil {
-		r.obs.commit(at, c)
-	}
+	r.store.report(r.sim.Now(), at, c, status)
 }
 
 func (r *runner) Event(e engine.Event) {
@@ -367,7 +374,7 @@ func (r *runner) lag(at engine.Time) int64 {
 func (r *runner) finish() *Outcome {
 	res := &Result{
 		System: r.cfg.System, Variant: r.variant, Workload: r.cfg.Workload, Seed: r.cfg.Seed,
-		Faults: []string{}, ClaimedGuarantee: r.claim, Counters: r.counters,
+		Faults: []string{}, ClaimedGuarantee: string(r.claim.Guarantee), Counters: r.counters,
 		SystemMetrics: map[string]any{}, Problems: []string{}, Recoveries: []Recovery{},
 		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen, RateRule: r.rateRule,
 	}
@@ -398,7 +405,7 @@ func (r *runner) finish() *Outcome {
 		res.WrongKeyExamples = append(res.WrongKeyExamples, KeyDiff{Key: e.Key, Got: e.Got, Want: e.Want})
 	}
 	res.Verdict = string(check.Verdict(res.Duplicates, res.Lost))
-	res.ClaimHeld = check.ClaimHeld(check.Guarantee(r.claim), res.Duplicates, res.Lost, res.WrongKeys)
+	r.readerView(res)
 
 	res.LatencyMS = Latency{
 		P50: ms(r.latency.Quantile(0.50)), P99: ms(r.latency.Quantile(0.99)),
@@ -622,9 +629,12 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 }
 
 func (r *runner) exitCode(res *Result) int {
-	if !res.ClaimHeld {
+	if !check.ClaimHeld(r.claim.Guarantee, res.Duplicates, res.Lost, res.WrongKeys) {
 		res.Problems = append(res.Problems, fmt.Sprintf("claimed %s but observed %s (duplicates=%d lost=%d wrong_keys=%d)",
 			res.ClaimedGuarantee, res.Verdict, res.Duplicates, res.Lost, res.WrongKeys))
+	}
+	if p := readerProblem(res); p != "" {
+		res.Problems = append(res.Problems, p)
 	}
 	if res.Unexpected > 0 {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d effects committed that the oracle never produces", res.Unexpected))
@@ -644,6 +654,11 @@ func (r *runner) exitCode(res *Result) int {
 	if p := undrainedProblem(res); p != "" {
 		res.Problems = append(res.Problems, p)
 		return ExitLiveness
+	}
+	if p := observerUnknown(res); p != "" {
+		// Not a pass: the claim is unknown, and the run says so.
+		res.Problems = append(res.Problems, p)
+		return ExitInternal
 	}
 	for _, rec := range res.Recoveries {
 		if rec.RecoveryTimeS == nil {

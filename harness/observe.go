@@ -1,41 +1,44 @@
 package harness
 
-// The observer (--observe): what an outside reader of the sink sees, checked
-// with porcupine (check/porcupine.go has the models).
+// The observer (--observe): what an outside reader of the sink sees,
+// checked with porcupine (check/porcupine.go has the models).
 //
-// During the run it records every commit: the effect, its key, the value it
-// made visible, its submission (Commit.Born, the append time of the input
-// record) and its visibility (the commit instant). After the run it
+// During the run:
 //
-//   - runs the workload's plan once more, sequentially, to learn each
-//     effect's contribution to its key's value and each key's expected set of
-//     effects (the oracle's view; see deltaOracle);
-//   - simulates a reader: at Poisson-distributed instants (DefaultReadRate per
-//     simulated second, from a RNG derived from the run seed, so runs stay
-//     reproducible) it reads one key — half the time the key of the latest
-//     commit, so hot keys and recoveries are read often, otherwise a key
-//     chosen uniformly among those committed so far. A read takes a request
-//     and a response delay of up to two network latencies each, and is served
-//     at the instant the request arrives, with the value of the key's last
-//     commit at or before that instant. Reads are derived after the run from
-//     the recorded commits, which is exact: the sink's visible state only
-//     changes at commits, and the runtime hands commits to the harness out of
-//     time order by up to a CPU slice, so the live map would be approximate;
-//   - adds a final read of every key after the run, which must reflect every
-//     effect the oracle expects;
-//   - checks the history against the exactly-once model and, if that fails,
-//     the at-least-once model. The claim decides which model must hold.
+//   - a reader process, on a client machine outside the cluster
+//     (engine.ClientNode: its own CPU, never crashed, so it does not perturb
+//     the system under test), reads the sink's output store (outputStore,
+//     the key -> value map the commits update) as a client of that store
+//     would: at Poisson-distributed instants (DefaultReadRate per simulated
+//     second) it picks a key — half the time the key of the latest commit,
+//     so hot keys and recoveries are read often, otherwise one chosen
+//     uniformly among the keys committed so far — and sends a request that
+//     takes up to two network latencies (uniform) to reach the store, which
+//     serves it with what the key shows at that instant, and a response
+//     that takes as long again. Its times, keys and latencies come from the
+//     run seed's child "observer/reader", so observed runs stay
+//     deterministic. The read's invocation, serving and response times and
+//     the value served are recorded.
+//   - every commit, as the output store settles it in commit-time order,
+//     is folded into the key's open apply operation: a run of commits that
+//     no read overlaps is one apply; commits that a read's window covers
+//     are one apply per instant (check/porcupine.go explains why that is
+//     exact). So the history grows with the reads, not with the commits,
+//     and a 2PC sink's thousands of commits at one instant are one step.
 //
-// A check that times out is "unknown", never a pass. An illegal history gets
-// porcupine's HTML view (porcupine-<model>.html next to run.json, fault
-// windows as annotations), and run.json's observer block names the file.
+// After the run, every key is read once more (the final reads), and the
+// history is checked against the model of the system's claim: reads must
+// show exactly what the commits made visible, and the commits must keep the
+// claim by the same definitions as the harness's delivery and monotonicity
+// checks. A check that does not finish is "unknown" and makes the run exit
+// non-zero, never a pass. An illegal history gets porcupine's HTML view
+// (porcupine.html next to run.json, fault windows as annotations).
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 
 	"ftbench/check"
@@ -46,83 +49,167 @@ import (
 // DefaultReadRate is the reader's reads per simulated second.
 const DefaultReadRate = 500.0
 
+// observerTimeout bounds the porcupine check's wall time; 0 is twice the
+// simulation's wall time, at least minObserverTimeout and at most
+// check.DefaultTimeout, so --observe costs at most about three times a
+// run's wall time: a check that would take longer is reported as unknown,
+// never as a pass. Tests shorten it.
+var observerTimeout time.Duration
+
+const minObserverTimeout = 20 * time.Second
+
 // Observation is run.json's "observer" block. Apart from "unknown" results
 // (the checker's timeout is wall time) it is a function of config and seed.
 type Observation struct {
-	Applies      int64   `json:"applies"`
+	Applies      int64   `json:"applies"` // commits observed
+	ApplyOps     int64   `json:"apply_ops"`
 	Reads        int64   `json:"reads"`
 	FinalReads   int64   `json:"final_reads"`
 	ReadRatePerS float64 `json:"read_rate_per_s"`
 	Keys         int     `json:"keys"`
 	Segments     int     `json:"segments"`
-	// RequiredModel is the model the claim requires ("" for at-most-once and
-	// none); Result is that model's result, "none-required" without one, or
+	// RequiredModel is the claim's model ("exactly-once, monotonic");
+	// Result is its result (check.LinOK, LinIllegal, LinUnknown), or
 	// "not-applicable" for a workload without a sink.
 	RequiredModel string                  `json:"required_model"`
 	Result        string                  `json:"result"`
 	Models        map[string]*ModelResult `json:"models"`
-	// Visualization is the HTML file (in the run's folder) of the required
-	// model's failure, else of the first failing model.
+	// Visualization is the HTML file (in the run's folder) of the failure.
 	Visualization string `json:"visualization,omitempty"`
 }
 
 // ModelResult is one model's check.
 type ModelResult struct {
 	Result            string           `json:"result"`
-	ImpliedBy         string           `json:"implied_by,omitempty"`
 	IllegalSegments   int              `json:"illegal_segments"`
 	UncheckedSegments int              `json:"unchecked_segments"`
 	FirstViolation    *check.Violation `json:"first_violation,omitempty"`
 	Visualization     string           `json:"visualization,omitempty"`
 }
 
-// Observer results besides check.LinOK/LinIllegal/LinUnknown.
-const (
-	ObsNoneRequired  = "none-required"
-	ObsNotApplicable = "not-applicable"
-)
+// ObsNotApplicable is the observer's result for a workload without a sink.
+const ObsNotApplicable = "not-applicable"
 
-// observer records commits in fixed-size chunks: appending to one slice
-// of millions of records spent more time copying it than the run took.
+// observer records the history: its operations, the reader's state and
+// each key's open apply.
 type observer struct {
-	chunks [][]commitRec
-	n      int
-	ops    []check.Op
+	store   *outputStore
+	rng     *rand.Rand
+	latency engine.Time
+	ops     []check.Op
+	keys    []uint64 // keys committed so far, in the order first seen
+	latest  uint64
+	open    map[uint64]*openApply
+	applies int64
+	// inflight maps a serve timer's id to its read's index in ops.
+	inflight map[int64]int
+	nextID   int64
 	// pending (issue 12, drain.go): in an undrained run, keys some pending
 	// effect writes get no final read, as they are left out of wrong_keys:
 	// their value legitimately lags the oracle's.
 	pending map[uint64]bool
 }
 
-type commitRec struct {
-	at, born engine.Time
-	key      uint64
-	id       engine.EffectID
-	value    int64
+// openApply is a key's apply being folded, and the latest response time
+// of a read of the key: commits up to it are covered by a read, so they
+// are folded per instant, not across instants.
+type openApply struct {
+	op      check.Op
+	instant bool // op holds one instant inside a read's window
+	watched engine.Time
 }
 
-const chunkRecs = 1 << 15
-
-func (o *observer) commit(at engine.Time, c engine.Commit) {
-	if len(o.chunks) == 0 || len(o.chunks[len(o.chunks)-1]) == chunkRecs {
-		o.chunks = append(o.chunks, make([]commitRec, 0, chunkRecs))
-	}
-	last := &o.chunks[len(o.chunks)-1]
-	*last = append(*last, commitRec{at: at, born: c.Born, key: c.Key, id: c.ID, value: c.Value})
-	o.n++
+func newObserver(store *outputStore, seed uint64, latency engine.Time) *observer {
+	o := &observer{store: store, rng: engine.NewRand(seed), latency: latency, open: map[uint64]*openApply{}, inflight: map[int64]int{}}
+	store.onSettle = o.settled
+	return o
 }
 
-// history turns the recorded commits into apply operations, leaving room
-// for the reads.
-func (o *observer) history(extra int) {
-	o.ops = make([]check.Op, 0, o.n+extra)
-	for i, ch := range o.chunks {
-		for _, c := range ch {
-			o.ops = append(o.ops, check.Op{Kind: check.OpApply, Key: c.key, ID: c.id, Born: c.born, Value: c.value, Call: c.at, Return: c.at})
-		}
-		o.chunks[i] = nil
+// settled folds one commit, in commit-time order. An open apply absorbs
+// it when both are outside every read's window (a run no read can see
+// into), or both are at one instant inside a window (a read sees an
+// instant whole); otherwise the open apply is closed first.
+func (o *observer) settled(p *pending) {
+	o.applies++
+	k := o.open[p.key]
+	if k == nil {
+		k = &openApply{watched: -1}
+		o.open[p.key] = k
+		o.keys = append(o.keys, p.key)
 	}
-	o.chunks = nil
+	o.latest = p.key
+	covered := p.at <= k.watched
+	if k.op.Apps > 0 && (covered != k.instant || (covered && k.op.Call != p.at)) {
+		o.close(k)
+	}
+	if k.op.Apps == 0 {
+		k.instant = covered
+	}
+	k.op.Add(p.id, p.born, p.at, p.value, p.status)
+	k.op.Key = p.key
+}
+
+func (o *observer) close(k *openApply) {
+	if k.op.Apps > 0 {
+		o.ops = append(o.ops, k.op)
+		k.op = check.Op{}
+	}
+}
+
+// reader is the reader process: a client of the output store on
+// engine.ClientNode. Timer 0 issues the next read; other timers serve one.
+type reader struct{ o *observer }
+
+func (r *reader) Init(ctx engine.Ctx)                          { r.o.next(ctx) }
+func (r *reader) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
+func (r *reader) Timer(ctx engine.Ctx, id int64) {
+	if id == 0 {
+		r.o.call(ctx)
+		r.o.next(ctx)
+		return
+	}
+	r.o.serve(ctx, id)
+}
+
+func (o *observer) next(ctx engine.Ctx) {
+	ctx.After(max(1, engine.Time(o.rng.ExpFloat64()/DefaultReadRate*float64(engine.Second))), 0)
+}
+
+// call issues a read at ctx.Now().
+func (o *observer) call(ctx engine.Ctx) {
+	now := ctx.Now()
+	// Draw everything first, so the random stream does not depend on
+	// whether a key exists yet.
+	req := engine.Time(o.rng.Int64N(int64(2*o.latency) + 1))
+	resp := engine.Time(o.rng.Int64N(int64(2*o.latency) + 1))
+	anyKey, u := o.rng.IntN(2) == 1, o.rng.Float64()
+	o.store.settle(now) // the keys committed before now are known
+	if len(o.keys) == 0 {
+		return
+	}
+	key := o.latest
+	if anyKey {
+		key = o.keys[int(u*float64(len(o.keys)))]
+	}
+	k := o.open[key]
+	o.close(k) // commits before the call come before the read
+	k.watched = max(k.watched, now+req+resp)
+	o.nextID++
+	o.inflight[o.nextID] = len(o.ops)
+	o.ops = append(o.ops, check.Op{Kind: check.OpRead, Key: key, Call: now, Born: -1, Return: now + req + resp})
+	ctx.After(req, o.nextID)
+}
+
+// serve answers a read when its request reaches the store.
+func (o *observer) serve(ctx engine.Ctx, id int64) {
+	i, ok := o.inflight[id]
+	if !ok {
+		return
+	}
+	delete(o.inflight, id)
+	// Read first: settling may fold commits into o.ops and move it.
+	v := o.store.read(o.ops[i].Key, ctx.Now())
+	o.ops[i].Born, o.ops[i].Value = ctx.Now(), v
 }
 
 // observe finishes the observation of r into res.Observer and returns the
@@ -131,58 +218,78 @@ func (r *runner) observe(res *Result) map[string][]byte {
 	start := time.Now()
 	defer func() { r.observeWall = time.Since(start) }()
 	o := r.obs
-	obs := &Observation{ReadRatePerS: DefaultReadRate, Models: map[string]*ModelResult{}}
+	name := check.ModelName(r.claim)
+	obs := &Observation{ReadRatePerS: DefaultReadRate, RequiredModel: name, Models: map[string]*ModelResult{}}
 	res.Observer = obs
-	tab, ok := deltas(r.w, r.effects)
+	want, ok := expectations(r.w, r.effects)
 	if !ok {
 		obs.Result = ObsNotApplicable
 		return nil
 	}
-	obs.Applies = int64(o.n)
-	end := r.sim.Now()
-	o.history(int(end.Seconds()*DefaultReadRate*1.1) + len(tab.expect) + 64)
-	tab.annotate(o.ops)
-	obs.Reads, obs.FinalReads = o.read(engine.ChildSeed(r.cfg.Seed, "observer/reader"), end, r.cost.NetLatency, tab.expect)
-
-	files := map[string][]byte{}
-	report := func(m check.Guarantee) *ModelResult {
-		rep, err := check.Check(o.ops, tab.expect, m, check.Options{})
-		if err != nil {
-			panic(err) // both models exist
-		}
-		obs.Keys, obs.Segments = rep.Keys, rep.Segments
-		mr := &ModelResult{Result: rep.Result, IllegalSegments: rep.Illegal, UncheckedSegments: rep.Unchecked, FirstViolation: rep.First}
-		var html bytes.Buffer
-		if found, err := rep.Visualize(&html, r.annotations()); found && err == nil {
-			mr.Visualization = "porcupine-" + string(m) + ".html"
-			files[mr.Visualization] = html.Bytes()
-		}
-		obs.Models[string(m)] = mr
-		return mr
+	keys := append([]uint64(nil), o.keys...)
+	slices.Sort(keys)
+	for _, k := range keys {
+		o.close(o.open[k])
 	}
-	if eo := report(check.ExactlyOnce); eo.Result == check.LinOK {
-		// Exactly-once is at-least-once without re-applications.
-		obs.Models[string(check.AtLeastOnce)] = &ModelResult{Result: check.LinOK, ImpliedBy: string(check.ExactlyOnce)}
-	} else {
-		report(check.AtLeastOnce)
-	}
-	obs.Result = ObsNoneRequired
-	if m, ok := check.ModelFor(check.Guarantee(r.claim)); ok {
-		obs.RequiredModel = string(m)
-		obs.Result = obs.Models[string(m)].Result
-		obs.Visualization = obs.Models[string(m)].Visualization
-	}
-	for _, m := range []check.Guarantee{check.ExactlyOnce, check.AtLeastOnce} {
-		if obs.Visualization == "" {
-			obs.Visualization = obs.Models[string(m)].Visualization
+	// Reads still in flight when the run stopped were never served.
+	ops := o.ops[:0]
+	last := r.sim.Now()
+	for _, op := range o.ops {
+		switch {
+		case op.Kind == check.OpApply:
+			obs.ApplyOps++
+		case op.Born < 0:
+			continue
+		default:
+			obs.Reads++
+			last = max(last, op.Return)
 		}
+		ops = append(ops, op)
+	}
+	for k := range want {
+		if _, seen := o.open[k]; !seen {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if o.pending[k] {
+			continue
+		}
+		ops = append(ops, check.Op{Kind: check.OpFinal, Key: k, Value: r.store.read(k, last+1), Call: last + 1, Return: last + 2})
+		obs.FinalReads++
 	}
 	o.ops = nil
+	obs.Applies = o.applies
+
+	timeout := observerTimeout
+	if timeout == 0 {
+		timeout = min(max(2*r.simWall, minObserverTimeout), check.DefaultTimeout)
+	}
+	rep, err := check.Check(ops, want, r.claim, check.Options{Timeout: timeout})
+	if err != nil {
+		panic(err) // every claim has a model
+	}
+	obs.Keys, obs.Segments = rep.Keys, rep.Segments
+	mr := &ModelResult{Result: rep.Result, IllegalSegments: rep.Illegal, UncheckedSegments: rep.Unchecked, FirstViolation: rep.First}
+	files := map[string][]byte{}
+	var html bytes.Buffer
+	if found, err := rep.Visualize(&html, r.annotations()); found && err == nil {
+		mr.Visualization = "porcupine.html"
+		files[mr.Visualization] = html.Bytes()
+	}
+	obs.Models[name] = mr
+	obs.Result, obs.Visualization = mr.Result, mr.Visualization
+	if mr.Result != check.LinOK {
+		// The verdict is the worse of the harness's and the observer's: an
+		// illegal history breaks the claim, and an unknown one does not
+		// let it stand.
+		res.ClaimHeld = false
+	}
 	return files
 }
 
-// observerProblem is the safety problem of an illegal history under the
-// model the claim requires, or "".
+// observerProblem is the safety problem of an illegal history, or "".
 func observerProblem(res *Result) string {
 	o := res.Observer
 	if o == nil || o.Result != check.LinIllegal {
@@ -213,163 +320,32 @@ func (r *runner) annotations() []check.Annotation {
 	return notes
 }
 
-// read appends the reader's reads and the final reads; end is when the run
-// stopped.
-func (o *observer) read(seed uint64, end, latency engine.Time, expect map[uint64]check.Expect) (reads, finals int64) {
-	n := len(o.ops)
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	// Commits arrive in commit order per sink process; across processes
-	// they may be out of time order by up to a CPU slice.
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(o.ops[a].Call, o.ops[b].Call) })
-	visible := map[uint64]int64{}
-	var keys []uint64
-	var latest uint64
-	next := 0
-	advance := func(x engine.Time) {
-		for ; next < n && o.ops[order[next]].Call <= x; next++ {
-			op := &o.ops[order[next]]
-			if _, ok := visible[op.Key]; !ok {
-				keys = append(keys, op.Key)
-			}
-			visible[op.Key] = op.Value
-			latest = op.Key
-		}
-	}
-	// Draw every read first, then serve them in the order they reach the
-	// sink: a read called later may be served earlier.
-	type request struct {
-		call, served, ret engine.Time
-		any               bool    // a uniformly chosen key, not the latest
-		u                 float64 // which one
-	}
-	rng := engine.NewRand(seed)
-	var reqs []request
-	for t := engine.Time(0); ; {
-		t += engine.Time(rng.ExpFloat64() / DefaultReadRate * float64(engine.Second))
-		if t > end {
-			break
-		}
-		served := t + engine.Time(rng.Int64N(int64(2*latency)+1))
-		ret := served + engine.Time(rng.Int64N(int64(2*latency)+1))
-		reqs = append(reqs, request{call: t, served: served, ret: ret, any: rng.IntN(2) == 1, u: rng.Float64()})
-	}
-	slices.SortStableFunc(reqs, func(a, b request) int { return cmp.Compare(a.served, b.served) })
-	last := end
-	for _, q := range reqs {
-		advance(q.served)
-		if len(keys) == 0 {
-			continue
-		}
-		k := latest
-		if q.any {
-			k = keys[int(q.u*float64(len(keys)))]
-		}
-		o.ops = append(o.ops, check.Op{Kind: check.OpRead, Key: k, Born: q.served, Value: visible[k], Call: q.call, Return: q.ret})
-		reads++
-		last = max(last, q.ret)
-	}
-	advance(engine.Time(1<<62 - 1))
-	for k := range expect {
-		if _, ok := visible[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, k := range keys {
-		if o.pending[k] {
-			continue
-		}
-		o.ops = append(o.ops, check.Op{Kind: check.OpFinal, Key: k, Value: visible[k], Call: last + 1, Return: last + 2})
-		finals++
-	}
-	return reads, finals
-}
-
-// effectTable holds every expected effect's contribution, record by record.
-type effectTable struct {
-	base   [][]int64 // base[p][off]: index of effect (p, off, sub 0)
-	count  [][]uint8 // effects of the record
-	delta  []int64
-	expect map[uint64]check.Expect
-}
-
-func (t *effectTable) index(id engine.EffectID) (int64, bool) {
-	if id.Part < 0 || int(id.Part) >= len(t.base) || id.Off < 0 || id.Off >= int64(len(t.base[id.Part])) ||
-		id.Sub < 0 || id.Sub >= int32(t.count[id.Part][id.Off]) {
-		return 0, false
-	}
-	return t.base[id.Part][id.Off] + int64(id.Sub), true
-}
-
-// annotate fills in each apply's contribution, and whether it repeats an
-// earlier commit (in commit order) or names an effect no record produces.
-func (t *effectTable) annotate(ops []check.Op) {
-	seen := make([]uint64, (len(t.delta)+63)/64)
-	for i := range ops {
-		op := &ops[i]
-		j, ok := t.index(op.ID)
-		if !ok {
-			op.Unexpected = true
-			continue
-		}
-		op.Delta = t.delta[j]
-		if seen[j/64]&(1<<(j%64)) != 0 {
-			op.Repeat = true
-		}
-		seen[j/64] |= 1 << (j % 64)
-	}
-}
-
-type sinkEffect struct {
-	id    engine.EffectID
-	key   uint64
-	delta int64
-}
-
-// deltas feeds every appended record (effects[p] has one entry per record of
-// partition p) in the oracle's order. ok is false for a plan without a sink.
-func deltas(w workloads.Workload, effects [][]uint8) (*effectTable, bool) {
+// expectations runs the workload's plan once more, sequentially like the
+// oracle, over every appended record (effects[p] has one entry per record
+// of partition p), and returns each key's expected set of effects and final
+// value. ok is false for a plan without a sink.
+func expectations(w workloads.Workload, effects [][]uint8) (map[uint64]check.Expect, bool) {
 	plan := w.Plan()
 	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
 		return nil, false
 	}
-	// The oracle's sink hook records each effect's contribution: its value
-	// minus the previous value of its key.
 	o := workloads.NewOracle(w)
-	var out []sinkEffect
+	want := map[uint64]check.Expect{}
 	o.OnEffect = func(m engine.Msg, prev int64) {
-		out = append(out, sinkEffect{id: m.ID, key: m.Key, delta: m.Val - prev})
+		x := want[m.Key]
+		x.Add(m.ID, m.Val-prev)
+		want[m.Key] = x
 	}
-	t := &effectTable{base: make([][]int64, len(effects)), count: effects, expect: map[uint64]check.Expect{}}
-	var total, maxN int64
-	for p, recs := range effects {
-		t.base[p] = make([]int64, len(recs))
-		for off, k := range recs {
-			t.base[p][off] = total
-			total += int64(k)
-		}
+	var maxN int64
+	for _, recs := range effects {
 		maxN = max(maxN, int64(len(recs)))
 	}
-	t.delta = make([]int64, total)
 	for off := int64(0); off < maxN; off++ {
 		for p := range effects {
-			if off >= int64(len(effects[p])) {
-				continue
-			}
-			out = out[:0]
-			o.Feed(int32(p), off)
-			for _, e := range out {
-				if j, ok := t.index(e.id); ok {
-					t.delta[j] = e.delta
-				}
-				x := t.expect[e.key]
-				x.Add(e.id, e.delta)
-				t.expect[e.key] = x
+			if off < int64(len(effects[p])) {
+				o.Feed(int32(p), off)
 			}
 		}
 	}
-	return t, true
+	return want, true
 }

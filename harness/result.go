@@ -13,7 +13,15 @@ type Result struct {
 	Config           RunConfig `json:"config"`
 	ClaimedGuarantee string    `json:"claimed_guarantee"`
 	Verdict          string    `json:"verdict"`
-	ClaimHeld        bool      `json:"claim_held"`
+	// ClaimedReader and ObservedReader are the reader half of the claim
+	// (check.ReaderMonotonic or ReaderNonMonotonic); ReaderRegressions
+	// counts commits that took a visible effect back, the first of them
+	// in FirstRegression.
+	ClaimedReader     string      `json:"claimed_reader"`
+	ObservedReader    string      `json:"observed_reader"`
+	ReaderRegressions int64       `json:"reader_regressions"`
+	FirstRegression   *Regression `json:"first_reader_regression,omitempty"`
+	ClaimHeld         bool        `json:"claim_held"`
 	// OfferedRPS is the input rate (records/s over all partitions; the
 	// same as config.rate_rps) and RateChosen how it was set: RateGiven
 	// (--rate) or RateAutomatic (workloads.DefaultRate).

@@ -20,8 +20,8 @@ type fakeSystem struct{ name, mode string }
 func (f fakeSystem) Name() string     { return f.name }
 func (fakeSystem) Describe() string   { return "test system" }
 func (fakeSystem) Variants() []string { return []string{"a", "b"} }
-func (fakeSystem) Claim(string, systems.Options) string {
-	return systems.AtMostOnce
+func (fakeSystem) Claim(string, systems.Options) systems.Claim {
+	return systems.Claim{Guarantee: systems.AtMostOnce}
 }
 func (fakeSystem) Flags() []systems.Flag {
 	return []systems.Flag{{Name: "test-knob", Default: "1", Usage: "a test option"}}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"ftbench/check"
 	"ftbench/engine"
 	"ftbench/workloads"
 )
@@ -20,6 +21,19 @@ const (
 	AtLeastOnce = "at-least-once"
 	ExactlyOnce = "exactly-once"
 	NoClaim     = "none"
+)
+
+// Claim is what a system promises: the delivery guarantee of its effect
+// stream and whether a reader of its sink sees a monotonic view (see
+// check.Claim, which defines both parts; the harness and the observer
+// check them the same way).
+type Claim = check.Claim
+
+// Claims of the shapes the systems make.
+var (
+	// ExactlyOnceMonotonic: transactional or batch-atomic output (a 2PC
+	// sink, lineage's micro-batches, snapshot's sink).
+	ExactlyOnceMonotonic = Claim{Guarantee: ExactlyOnce, Monotonic: true}
 )
 
 // Flag is a system-specific command-line option (--checkpoint-interval,
@@ -69,8 +83,9 @@ type System interface {
 	// Variants lists the variants; the first is the default.
 	Variants() []string
 	Flags() []Flag
-	// Claim is the guarantee the system claims in this configuration.
-	Claim(variant string, opts Options) string
+	// Claim is what the system claims in this configuration: delivery
+	// guarantee and reader view.
+	Claim(variant string, opts Options) Claim
 	Compile(job Job) (*engine.Deployment, error)
 }
 

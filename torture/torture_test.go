@@ -19,13 +19,14 @@ import (
 // wrapped is none under another name and claim, with extra flags.
 type wrapped struct {
 	systems.System
-	name, claim string
-	flags       []systems.Flag
+	name  string
+	claim systems.Claim
+	flags []systems.Flag
 }
 
-func (w wrapped) Name() string                         { return w.name }
-func (w wrapped) Claim(string, systems.Options) string { return w.claim }
-func (w wrapped) Flags() []systems.Flag                { return w.flags }
+func (w wrapped) Name() string                                { return w.name }
+func (w wrapped) Claim(string, systems.Options) systems.Claim { return w.claim }
+func (w wrapped) Flags() []systems.Flag                       { return w.flags }
 
 func init() {
 	none, err := systems.Lookup("none")
@@ -33,9 +34,9 @@ func init() {
 		panic(err)
 	}
 	// A liar: none claiming exactly-once, as a broken build would.
-	systems.Register(wrapped{System: none, name: "test-liar", claim: systems.ExactlyOnce})
+	systems.Register(wrapped{System: none, name: "test-liar", claim: systems.ExactlyOnceMonotonic})
 	// Not in the properties table (so FIFO), with checkpoints to aim at.
-	systems.Register(wrapped{System: none, name: "test-ckpt", claim: systems.AtMostOnce,
+	systems.Register(wrapped{System: none, name: "test-ckpt", claim: systems.Claim{Guarantee: systems.AtMostOnce},
 		flags: []systems.Flag{{Name: "checkpoint-interval", Default: "500ms", Usage: "test"}}})
 }
 

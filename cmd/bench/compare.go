@@ -78,12 +78,17 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 				rec = fmt.Sprintf("%.3f", *r.RecoveryTimeS)
 			}
 		}
-		observed := r.Verdict
+		// Both halves of the claim: delivery and the reader's view.
+		claimed, observed := r.ClaimedGuarantee, r.Verdict
+		if r.ClaimedReader != "" {
+			claimed += ", " + r.ClaimedReader
+			observed += ", " + r.ObservedReader
+		}
 		if !r.ClaimHeld {
 			observed += " (CLAIM BROKEN)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "-"), r.LatencyMS.P50, r.LatencyMS.P99,
-			rec, r.Duplicates, r.Lost, r.WrongKeys, r.ClaimedGuarantee, observed)
+			rec, r.Duplicates, r.Lost, r.WrongKeys, claimed, observed)
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))
 		}

@@ -29,7 +29,7 @@ func listCommand() *cli.Command {
 					for _, f := range s.Flags() {
 						defaults[f.Name] = f.Default
 					}
-					claims = append(claims, v+"="+s.Claim(v, defaults))
+					claims = append(claims, v+"=("+s.Claim(v, defaults).String()+")")
 				}
 				fmt.Fprintf(w, "system   %-10s variants: %s  — %s\n", name, strings.Join(claims, ", "), s.Describe())
 			}

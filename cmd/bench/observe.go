@@ -3,13 +3,25 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"ftbench/check"
 	"ftbench/harness"
 )
 
-// printObserver prints the observer's porcupine verdicts, one line.
+// heldWord is the verdict line's last word: the worse of the harness's
+// and the observer's judgement, so "claim held" never stands beside a
+// failed or unfinished observation.
+func heldWord(r *harness.Result) string {
+	switch {
+	case r.ClaimHeld:
+		return "claim held"
+	case r.Observer != nil && r.Observer.Result == check.LinUnknown && r.ExitCode != harness.ExitSafety:
+		return "claim UNKNOWN (the observer's check did not finish)"
+	}
+	return "CLAIM BROKEN"
+}
+
+// printObserver prints the observer's porcupine verdict, one line.
 func printObserver(w io.Writer, r *harness.Result) {
 	o := r.Observer
 	if o == nil {
@@ -19,23 +31,12 @@ func printObserver(w io.Writer, r *harness.Result) {
 		fmt.Fprintf(w, "observer:    not applicable (the workload has no sink)\n")
 		return
 	}
-	var models []string
-	for _, m := range []check.Guarantee{check.ExactlyOnce, check.AtLeastOnce} {
-		mr := o.Models[string(m)]
-		if mr == nil {
-			continue
-		}
-		s := string(m) + " " + mr.Result
-		if mr.Result == check.LinUnknown {
-			s += " (checker timed out: not a pass)"
-		}
-		if string(m) == o.RequiredModel {
-			s += " (required by the claim)"
-		}
-		models = append(models, s)
+	res := o.Result
+	if res == check.LinUnknown {
+		res += " (checker timed out: not a pass)"
 	}
-	fmt.Fprintf(w, "observer:    %s; %d commits, %d reads, %d final reads on %d keys (%.2fs wall)\n",
-		strings.Join(models, ", "), o.Applies, o.Reads, o.FinalReads, o.Keys, r.Host.ObserverWallS)
+	fmt.Fprintf(w, "observer:    %s: %s; %d commits in %d applies, %d reads, %d final reads on %d keys (%.2fs wall)\n",
+		o.RequiredModel, res, o.Applies, o.ApplyOps, o.Reads, o.FinalReads, o.Keys, r.Host.ObserverWallS)
 	if o.Visualization != "" {
 		fmt.Fprintf(w, "             porcupine view: %s\n", o.Visualization)
 	}

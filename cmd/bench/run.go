@@ -203,11 +203,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		// stopped while still busy (the problem line says where).
 		fmt.Fprintf(w, "undrained:   %d effects still pending, not counted as lost\n", r.PendingEffects)
 	}
-	held := "claim held"
-	if !r.ClaimHeld {
-		held = "CLAIM BROKEN"
-	}
-	fmt.Fprintf(w, "verdict:     %s (claimed %s): %s\n", r.Verdict, r.ClaimedGuarantee, held)
+	fmt.Fprintf(w, "verdict:     %s, %s (claimed %s, %s): %s\n", r.Verdict, r.ObservedReader, r.ClaimedGuarantee, r.ClaimedReader, heldWord(r))
 	printObserver(w, r)
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem:     %s\n", p)

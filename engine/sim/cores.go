@@ -49,7 +49,7 @@ func (m *machine) earliest() engine.Time {
 // machineOf is p's machine; nil when cores are unlimited (every process
 // has a CPU of its own).
 func (s *Sim) machineOf(p *proc) *machine {
-	if s.machines == nil {
+	if s.machines == nil || p.spec.Worker == engine.ClientNode {
 		return nil
 	}
 	return &s.machines[p.spec.Worker+1]

@@ -113,7 +113,7 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 	s.chanOf = make([][]*channel, n)
 	for i := range dep.Procs {
 		spec := &dep.Procs[i]
-		if spec.Worker >= len(s.workerDown) {
+		if spec.Worker >= len(s.workerDown) || spec.Worker < engine.ClientNode {
 			return nil, fmt.Errorf("sim: process %s is placed on worker %d, but there are %d workers", spec.Name, spec.Worker, cfg.Workers)
 		}
 		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s})

@@ -56,13 +56,17 @@ func (system) Flags() []systems.Flag {
 	}
 }
 
-func (system) Claim(_ string, opts systems.Options) string {
+func (system) Claim(_ string, opts systems.Options) systems.Claim {
 	if opts["sink"] == SinkPlain {
 		// State is exactly-once, but effects made visible after the last
-		// completed checkpoint are made visible again after a rollback.
-		return systems.AtLeastOnce
+		// completed checkpoint are made visible again after a rollback, and
+		// until they are, a reader sees the restored (smaller) values:
+		// at-least-once delivery, non-monotonic reads.
+		return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: false}
 	}
-	return systems.ExactlyOnce
+	// The 2PC sink makes a checkpoint's effects visible only once it
+	// completed, and a rollback never goes behind a completed checkpoint.
+	return systems.ExactlyOnceMonotonic
 }
 
 // mode is the barrier-handling variant.

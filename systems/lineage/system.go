@@ -57,7 +57,9 @@ func (system) Flags() []systems.Flag {
 	}
 }
 
-func (system) Claim(string, systems.Options) string { return systems.ExactlyOnce }
+// Claim: each micro-batch's output is committed once, atomically, after
+// the batch is computed, so a reader never sees it taken back.
+func (system) Claim(string, systems.Options) systems.Claim { return systems.ExactlyOnceMonotonic }
 
 func parseConfig(job systems.Job) (config, error) {
 	var c config

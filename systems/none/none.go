@@ -20,9 +20,14 @@ func (system) Name() string { return "none" }
 func (system) Describe() string {
 	return "no fault tolerance: a crash loses state and in-flight records (the throughput ceiling)"
 }
-func (system) Variants() []string                   { return []string{"default"} }
-func (system) Flags() []systems.Flag                { return nil }
-func (system) Claim(string, systems.Options) string { return systems.AtMostOnce }
+func (system) Variants() []string    { return []string{"default"} }
+func (system) Flags() []systems.Flag { return nil }
+
+// Claim: a crash loses in-flight records (at most once) and the counted
+// state, so a reader sees a count restart from zero (non-monotonic).
+func (system) Claim(string, systems.Options) systems.Claim {
+	return systems.Claim{Guarantee: systems.AtMostOnce, Monotonic: false}
+}
 
 func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	dep := &engine.Deployment{Coordinator: -1}

@@ -44,15 +44,16 @@ func (system) Flags() []systems.Flag {
 	}
 }
 
-// Claim is the delivery guarantee. cl and lai-yang deliver every transfer
+// Claim is the delivery guarantee and reader view (monotonic: the sink
+// makes a checkpoint's output visible when it completes). cl and lai-yang deliver every transfer
 // exactly once on bank-p2p (no failures there) and cl recovers exactly-once
 // on dataflows; naive claims nothing. The snapshot-consistency claim is
 // separate and checked by Summarize: see the package documentation.
-func (system) Claim(variant string, _ systems.Options) string {
+func (system) Claim(variant string, _ systems.Options) systems.Claim {
 	if variant == Naive {
-		return systems.NoClaim
+		return systems.Claim{Guarantee: systems.NoClaim}
 	}
-	return systems.ExactlyOnce
+	return systems.ExactlyOnceMonotonic
 }
 
 // RunsPeerToPeer tells the harness that snapshot runs peer-to-peer

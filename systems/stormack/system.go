@@ -40,7 +40,12 @@ func (system) Flags() []systems.Flag {
 		{Name: "offset-commit-interval", Default: defaultCommit, Usage: "stormack: how often a spout persists its lowest un-acked offset"},
 	}
 }
-func (system) Claim(string, systems.Options) string { return systems.AtLeastOnce }
+
+// Claim: replays after an ack timeout apply effects again (at least once),
+// and the external aggregate survives crashes and only grows (monotonic).
+func (system) Claim(string, systems.Options) systems.Claim {
+	return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}
+}
 
 func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	t := &topo{job: job, failEvery: s.failEvery}
