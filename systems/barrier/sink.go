@@ -122,6 +122,9 @@ func commitTxn(ctx engine.Ctx, id int64, effects []engine.Commit) {
 	}
 	ctx.Store().Delete(txnKey(ctx.Self(), id))
 	ctx.Count("barrier_sink_commits", 1)
+	// sink_precommit ... sink_commit is the window of a pending
+	// transaction: a crash in it must neither lose nor repeat it.
+	ctx.Record(engine.Event{Kind: "sink_commit", ID: id})
 }
 
 // recover commits the restored checkpoint's pending transactions that no

@@ -209,6 +209,7 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 		ctx.Record(engine.Event{Kind: "alignment", ID: cp.id, Value: int64(cp.lastAt - cp.firstAt)})
 	}
 	cp.outstanding++
+	ctx.Record(engine.Event{Kind: "snapshot_write", ID: cp.id, Bytes: 16 + cp.stateBytes + chBytes})
 	ctx.Store().Put(checkpoint.Key(cp.id, ctx.Self()), &cp.snap, 16+cp.stateBytes+chBytes, snapToken(cp.id))
 }
 

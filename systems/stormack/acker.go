@@ -162,4 +162,6 @@ const (
 	evSpoutResume = "spout_resume"
 	evSpoutPeak   = "spout_pending_peak"
 	evSlowestTree = "tree_latency_peak"
+	// evTimeoutReplay: a spout's first tree timed out and is replayed.
+	evTimeoutReplay = "timeout_replay"
 )

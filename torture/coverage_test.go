@@ -1,0 +1,58 @@
+package torture
+
+import (
+	"testing"
+
+	"ftbench/engine"
+	"ftbench/harness"
+)
+
+// A crash counts for a step only while a process on the crashed worker is in
+// it; a pending 2PC transaction counts wherever its sink runs.
+func TestPathsHitFromEvents(t *testing.T) {
+	ms := engine.Millisecond
+	cfg := harness.Config{Duration: engine.Second, Faults: []string{"reorder@100ms-200ms:edge=all,p=0.2"}}
+	workerOf := map[string]int{"count/0": 0, "count/1": 1, "sink/0": 1}
+	ev := []engine.Event{
+		{Time: 10 * ms, Proc: "count/0", Kind: "alignment_start", ID: 1},
+		{Time: 11 * ms, Proc: "count/1", Kind: "snapshot_write", ID: 1},
+		{Time: 12 * ms, Proc: "count/1", Kind: "snapshot_acked", ID: 1},
+		{Time: 13 * ms, Proc: "sink/0", Kind: "sink_precommit", ID: 1},
+		{Time: 20 * ms, Kind: "worker_crash", ID: 1},
+		{Time: 150 * ms, Proc: "coordinator", Kind: "snapshot_completed", ID: 2, Value: int64(10 * ms)},
+		{Time: 300 * ms, Proc: "driver", Kind: "recovery_start", Note: "failed_at=1 lost_batches=1 checkpoint=3 tasks=2"},
+	}
+	hit := pathsHit(cfg, ev, workerOf)
+	if hit[PathCrashAlignment] || hit[PathCrashWrite] {
+		t.Fatalf("worker 1 held no process aligning or writing at the crash: %v", hit)
+	}
+	if !hit[PathCrash2PC] || !hit[PathCLReorder] || !hit[PathRecomputeCutoff] || hit[PathRecomputeNoCut] {
+		t.Fatalf("%v", hit)
+	}
+	ev[4].ID = 0 // count/0 is still aligning
+	if hit := pathsHit(cfg, ev, workerOf); !hit[PathCrashAlignment] || hit[PathCrashWrite] {
+		t.Fatalf("%v", hit)
+	}
+}
+
+// Options the user set are kept; the others are drawn, and n/a paths follow
+// the configuration (a plain sink has no 2PC commit).
+func TestDrawnOptionsAndApplicability(t *testing.T) {
+	cfg := base("none")
+	cfg.System = "none"
+	opts := map[string]string{"sink": "plain"}
+	declared := map[string]string{"checkpoint-interval": "1s", "sink": "2pc", "max-concurrent-checkpoints": "1"}
+	drawOptions(engine.NewRand(1), "barrier", "aligned", false, opts, declared)
+	if opts["sink"] != "plain" || opts["checkpoint-interval"] == "" || opts["max-concurrent-checkpoints"] == "" {
+		t.Fatalf("%v", opts)
+	}
+	if _, ok := opts["aligned-checkpoint-timeout"]; ok {
+		t.Fatalf("drew an option the system does not declare: %v", opts)
+	}
+	if p := checkpointPeriod(map[string]string{"batch-interval": "500ms", "checkpoint-every": "3"}, nil); p != 1500*engine.Millisecond {
+		t.Fatalf("lineage period %v", p)
+	}
+	if len(applicable(cfg)) != 0 {
+		t.Fatalf("none has no protocol paths: %v", applicable(cfg))
+	}
+}
