@@ -230,6 +230,9 @@ func (r *runner) run() *Outcome {
 // --- sim.Observer ---
 
 func (r *runner) Commit(at engine.Time, c engine.Commit) {
+	if r.cfg.OnCommit != nil { // a recording hook (Config.OnCommit)
+		r.cfg.OnCommit(at, c)
+	}
 	r.delivery.Commit(c.ID)
 	lat := at - c.Born
 	r.series.Commit(at, lat)

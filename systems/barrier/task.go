@@ -194,7 +194,7 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 	cp.persisted = true
 	var chBytes int64
 	for i, recs := range cp.chans {
-		if len(recs) == 0 {
+		if len(recs) == 0 || mutantUnalignedDropChannelState { // the mutant drops them
 			continue
 		}
 		cp.snap.Channel = append(cp.snap.Channel, inFlight{From: t.inputs[i], Records: recs})
