@@ -56,3 +56,30 @@ func TestDrawnOptionsAndApplicability(t *testing.T) {
 		t.Fatalf("none has no protocol paths: %v", applicable(cfg))
 	}
 }
+
+// The table counts applicable and hit runs per path, in the fixed order;
+// the campaign's claim lists the runs' distinct claims.
+func TestPathTableAndCampaignClaim(t *testing.T) {
+	runs := []*Run{
+		{Claim: "exactly-once", Paths: map[string]bool{PathCheckpoint: true, PathCrash2PC: false}},
+		{Claim: "at-least-once", Paths: map[string]bool{PathCheckpoint: true}},
+		{},
+	}
+	tab := pathTable(runs)
+	if len(tab) != len(Paths) || tab[0].Path != PathCheckpoint {
+		t.Fatalf("%+v", tab)
+	}
+	want := map[string]PathCoverage{
+		PathCheckpoint:    {Path: PathCheckpoint, Applicable: 2, Hit: 2, Status: "hit"},
+		PathCrash2PC:      {Path: PathCrash2PC, Applicable: 1, Hit: 0, Status: "missed"},
+		PathTimeoutReplay: {Path: PathTimeoutReplay, Status: "n/a"},
+	}
+	for _, c := range tab {
+		if w, ok := want[c.Path]; ok && c != w {
+			t.Errorf("%+v, want %+v", c, w)
+		}
+	}
+	if c := campaignClaim(runs); c != "at-least-once | exactly-once" {
+		t.Fatalf("claim %q", c)
+	}
+}
