@@ -1,10 +1,14 @@
 package torture
 
 import (
+	"reflect"
 	"testing"
 
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/systems"
+	_ "ftbench/systems/barrier"
+	_ "ftbench/systems/lineage"
 )
 
 // A crash counts for a step only while a process on the crashed worker is in
@@ -81,5 +85,62 @@ func TestPathTableAndCampaignClaim(t *testing.T) {
 	}
 	if c := campaignClaim(runs); c != "at-least-once | exactly-once" {
 		t.Fatalf("claim %q", c)
+	}
+}
+
+// Drawn options: run i's are a pure function of (seed, i); each run's
+// claim is the system's for its own options (barrier's plain sink claims
+// at-least-once, and has no 2PC path); a drawn duration spans three
+// checkpoint periods.
+func TestDrawnOptionsPerRun(t *testing.T) {
+	sinks := map[string]int{}
+	for _, sys := range []string{"barrier", "lineage"} {
+		s, err := systems.Lookup(sys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := map[string]string{}
+		for _, f := range s.Flags() {
+			declared[f.Name] = f.Default
+		}
+		for i := range 40 {
+			a, err := draw(base(sys), Fixed{}, RunSeed(3, i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := draw(base(sys), Fixed{}, RunSeed(3, i))
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s run %d drawn twice differs", sys, i)
+			}
+			if p := checkpointPeriod(a.SystemOpts, declared); a.Duration < 3*p {
+				t.Fatalf("%s run %d: %v of input for checkpoints every %v", sys, i, a.Duration, p)
+			}
+			if sys != "barrier" {
+				continue
+			}
+			sink := a.SystemOpts["sink"]
+			sinks[sink]++
+			want := systems.ExactlyOnce
+			if sink == "plain" {
+				want = systems.AtLeastOnce
+			}
+			if c := s.Claim("aligned", a.SystemOpts); c != want {
+				t.Fatalf("run %d: sink %s claims %s", i, sink, c)
+			}
+			if applicable(a)[PathCrash2PC] != (sink == "2pc") {
+				t.Fatalf("run %d: sink %s, 2PC path applicable %v", i, sink, applicable(a)[PathCrash2PC])
+			}
+		}
+	}
+	if sinks["plain"] == 0 || sinks["2pc"] == 0 {
+		t.Fatalf("both sinks must be drawn: %v", sinks)
+	}
+	// The user's choice is kept.
+	cfg := base("barrier")
+	cfg.SystemOpts = map[string]string{"sink": "2pc"}
+	for i := range 20 {
+		if a, _ := draw(cfg, Fixed{}, RunSeed(3, i)); a.SystemOpts["sink"] != "2pc" {
+			t.Fatalf("run %d: --sink 2pc overridden: %v", i, a.SystemOpts)
+		}
 	}
 }
