@@ -40,6 +40,10 @@ type Config struct {
 	// porcupine (harness/observe.go); off by default because it holds every
 	// commit in memory.
 	Observe bool
+	// OnCommit, if set, sees every commit as the delivery checker does. It
+	// is for tools that record histories (the checker mutants' corpus,
+	// check/testdata/corpus); never part of a configuration's identity.
+	OnCommit func(at engine.Time, c engine.Commit) `json:"-"`
 }
 
 // Defaults used when a Config leaves a field zero.

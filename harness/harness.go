@@ -312,6 +312,9 @@ func (r *runner) run() *Outcome {
 // --- sim.Observer ---
 
 func (r *runner) Commit(at engine.Time, c engine.Commit) {
+	if r.cfg.OnCommit != nil { // a recording hook (Config.OnCommit)
+		r.cfg.OnCommit(at, c)
+	}
 	status := r.delivery.Record(c.ID)
 	first := status == check.CommitFirst
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true

@@ -60,6 +60,9 @@ type Coverage struct {
 	Faults   map[string]int `json:"faults"`
 	RunsWith map[string]int `json:"runs_with"`
 	Observer map[string]int `json:"observer"`
+	// Paths counts, for every protocol path of the fixed list, the runs
+	// that could take it and the runs that did (coverage.go).
+	Paths []PathCoverage `json:"paths"`
 }
 
 // Summarize extracts a report's summary.
@@ -88,6 +91,7 @@ func Summarize(rep *Report) *Summary {
 			s.Coverage.Observer[r.Observer]++
 		}
 	}
+	s.Coverage.Paths = pathTable(rep.Runs)
 	for _, sh := range rep.Shrunk {
 		c := *sh
 		c.Dir = ""
@@ -207,6 +211,7 @@ func Merge(out string, shards []string) (*Report, error) {
 	if m.Runs == nil {
 		m.Runs = []*Run{}
 	}
+	m.Claim = campaignClaim(m.Runs)
 	// The campaign shrinks its ShrinkRuns lowest broken runs.
 	slices.SortStableFunc(shrunk, func(a, b *Shrunk) int { return a.Run - b.Run })
 	for _, s := range shrunk {

@@ -22,7 +22,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,6 +100,12 @@ type Run struct {
 	Observer   string   `json:"observer,omitempty"`
 	Replay     string   `json:"replay"`
 	Dir        string   `json:"dir,omitempty"`
+	// Claim is the guarantee the run's configuration claims (drawn options
+	// such as barrier's sink change it).
+	Claim string `json:"claim,omitempty"`
+	// Paths holds every protocol path the run's configuration can take,
+	// true if its events show it took it (coverage.go).
+	Paths map[string]bool `json:"paths,omitempty"`
 
 	Config harness.Config  `json:"-"`
 	Result *harness.Result `json:"-"`
@@ -221,9 +229,10 @@ func Campaign(opt Options) (*Report, error) {
 	for _, r := range rep.Runs {
 		rep.Counts[r.Class]++
 		if r.Result != nil && rep.Variant == "" {
-			rep.Variant, rep.Claim = r.Result.Variant, r.Result.ClaimedGuarantee
+			rep.Variant = r.Result.Variant
 		}
 	}
+	rep.Claim = campaignClaim(rep.Runs)
 	for _, r := range rep.Runs {
 		if r.Class == Broken && len(rep.Shrunk) < opt.Shrink {
 			s := shrink(r, opt)
@@ -299,6 +308,8 @@ func execute(opt Options, i int) *Run {
 	}
 	res := out.Result
 	r.Result = res
+	r.Claim = res.ClaimedGuarantee
+	r.Paths = runPaths(cfg, out)
 	r.Class = classify(res)
 	r.Duplicates, r.Lost, r.WrongKeys = res.Duplicates, res.Lost, res.WrongKeys
 	if res.Observer != nil {
@@ -334,6 +345,21 @@ func classify(r *harness.Result) Class {
 		return Expected
 	}
 	return Passed
+}
+
+// campaignClaim names the claims of a campaign's runs: one claim, or, when
+// drawn options change it (barrier's plain sink claims at-least-once, its
+// 2pc sink exactly-once), the distinct claims in order, joined by " | ".
+// Each run is judged by its own claim.
+func campaignClaim(runs []*Run) string {
+	var claims []string
+	for _, r := range runs {
+		if r.Claim != "" && !slices.Contains(claims, r.Claim) {
+			claims = append(claims, r.Claim)
+		}
+	}
+	slices.Sort(claims)
+	return strings.Join(claims, " | ")
 }
 
 // ExitCode is the campaign's exit code: 3 if any claim broke, else 1 if a

@@ -162,6 +162,7 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 		fmt.Fprintf(w, "expected: %d runs lost effects (%d in all), %d duplicated effects (%d in all), %d ended with wrong values; %s allows it\n",
 			nl, lost, nd, dups, nw, rep.Claim)
 	}
+	printCoverage(w, torture.Summarize(rep).Coverage.Paths)
 	fmt.Fprintf(w, "results: %s (torture.json, summary.json)\n", out)
 }
 
@@ -176,4 +177,26 @@ func intList(xs []int) string {
 		s = append(s, fmt.Sprint(x))
 	}
 	return strings.Join(s, " ")
+}
+
+// printCoverage prints how many runs took each protocol path, of those whose
+// configuration could; paths no run reached are named.
+func printCoverage(w io.Writer, paths []torture.PathCoverage) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "coverage\truns hit\tof applicable\t")
+	var missed []string
+	for _, p := range paths {
+		if p.Status == "n/a" {
+			fmt.Fprintf(tw, "%s\tn/a\t\t\n", p.Path)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", p.Path, p.Hit, p.Applicable)
+		if p.Status == "missed" {
+			missed = append(missed, p.Path)
+		}
+	}
+	tw.Flush()
+	if len(missed) > 0 {
+		fmt.Fprintf(w, "coverage: no run reached %s\n", strings.Join(missed, ", "))
+	}
 }

@@ -276,11 +276,11 @@ func TestTortureCatchesEarlyCommit(t *testing.T) {
 // requireCaughtAndShrunk runs a 50-run campaign against a system that breaks
 // its claim and requires torture to catch it and shrink the failing schedule
 // to at most two faults.
-func requireCaughtAndShrunk(t *testing.T, system string) {
+func requireCaughtAndShrunk(t *testing.T, system string, extra ...string) {
 	t.Helper()
 	dir := t.TempDir()
-	code, stdout, stderr := bench(t, "torture", "--system", system, "--runs", "50", "--stop",
-		"--shrink", "1", "--shrink-budget", "40", "--out", dir)
+	code, stdout, stderr := bench(t, append([]string{"torture", "--system", system, "--runs", "50", "--stop",
+		"--shrink", "1", "--shrink-budget", "40", "--out", dir}, extra...)...)
 	if code != harness.ExitSafety {
 		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
 	}

@@ -7,7 +7,7 @@
 # campaign locally, and checks that the merged curve.json and curve.csv, and
 # the campaign's summary.json, are byte-identical to the local ones. A third
 # campaign runs the deliberately broken barrier sink (-tags
-# ftbench_broken_sink): a shard exits 3, and the merge job must still run
+# ftbench_mutant_early_commit): a shard exits 3, and the merge job must still run
 # (afterany), report the broken claim and exit 3 like the local campaign. It
 # stops the daemons it started when it ends, whatever happens.
 #
@@ -129,7 +129,7 @@ echo "slurm test: single-node Slurm up ($host, $cpus CPUs) after $((SECONDS - st
 # --- the jobs -------------------------------------------------------------------
 bin=$work/bench broken_bin=$work/bench-broken
 go build -o "$bin" ./cmd/bench
-go build -tags ftbench_broken_sink -o "$broken_bin" ./cmd/bench
+go build -tags ftbench_mutant_early_commit -o "$broken_bin" ./cmd/bench
 # Small, so the test stays well under five minutes on two cores: 4 points
 # (one per shard) x 2 seeds of 2 s, 8 torture runs of 2 s, and 8 runs of the
 # broken build (drawn durations: its early commit needs a few seconds to

@@ -141,6 +141,12 @@ func (t *task) onBarrier(ctx engine.Ctx, i int, m engine.Msg, priority bool, ov 
 		// snapshot.
 		ctx.Pause(t.inputs[i])
 		cp.paused[i] = true
+		if cp.nArrived == 1 && len(t.inputs) > 1 {
+			// Alignment starts: a crash before the snapshot (recorded by
+			// alignment, unaligned_switch or task_checkpoint_dropped)
+			// lands in it (torture's coverage).
+			ctx.Record(engine.Event{Kind: "alignment_start", ID: cp.id})
+		}
 		if cp.complete() {
 			t.snapshotAligned(ctx, cp)
 		} else if t.timedOut(ctx, cp) {

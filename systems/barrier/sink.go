@@ -84,7 +84,7 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 	if !s.twoPC {
 		return nil, 0
 	}
-	if len(s.open) > 0 && brokenEarlyCommit {
+	if len(s.open) > 0 && mutantEarlyCommit {
 		// The deliberate bug: visible before checkpoint n completes.
 		commitTxn(ctx, n, s.open)
 		s.open = nil
@@ -120,8 +120,13 @@ func commitTxn(ctx engine.Ctx, id int64, effects []engine.Commit) {
 	for _, c := range effects {
 		ctx.Commit(c)
 	}
-	ctx.Store().Delete(txnKey(ctx.Self(), id))
+	if !mutantDoubleCommit { // the mutant keeps the record, so a restore commits it again
+		ctx.Store().Delete(txnKey(ctx.Self(), id))
+	}
 	ctx.Count("barrier_sink_commits", 1)
+	// sink_precommit ... sink_commit is the window of a pending
+	// transaction: a crash in it must neither lose nor repeat it.
+	ctx.Record(engine.Event{Kind: "sink_commit", ID: id})
 }
 
 // recover commits the restored checkpoint's pending transactions that no

@@ -194,7 +194,7 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 	cp.persisted = true
 	var chBytes int64
 	for i, recs := range cp.chans {
-		if len(recs) == 0 {
+		if len(recs) == 0 || mutantUnalignedDropChannelState { // the mutant drops them
 			continue
 		}
 		cp.snap.Channel = append(cp.snap.Channel, inFlight{From: t.inputs[i], Records: recs})
@@ -209,6 +209,7 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 		ctx.Record(engine.Event{Kind: "alignment", ID: cp.id, Value: int64(cp.lastAt - cp.firstAt)})
 	}
 	cp.outstanding++
+	ctx.Record(engine.Event{Kind: "snapshot_write", ID: cp.id, Bytes: 16 + cp.stateBytes + chBytes})
 	ctx.Store().Put(checkpoint.Key(cp.id, ctx.Self()), &cp.snap, 16+cp.stateBytes+chBytes, snapToken(cp.id))
 }
 

@@ -84,6 +84,7 @@ func (x *executor) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case engine.KindStoreDone:
 		if a, ok := x.writes[m.Val]; ok {
 			delete(x.writes, m.Val)
+			x.ctx.Record(engine.Event{Kind: "snapshot_acked", ID: m.Val, Value: a.ver})
 			x.ctx.Send(x.e.driver, ctrl(kCkpt, refBytes, a))
 		}
 	}
@@ -252,6 +253,10 @@ func (x *executor) publish() {
 			// before that loses the write, and that checkpoint never
 			// completes.
 			x.writes[sp.attempt] = &ckptAck{s: sp.s, part: sp.part, ver: sp.to, bytes: r.res.ckpt}
+			// snapshot_write ... snapshot_acked (by attempt) is the window in
+			// which a crash of this executor loses the write (torture's
+			// coverage).
+			x.ctx.Record(engine.Event{Kind: "snapshot_write", ID: sp.attempt, Value: sp.to, Bytes: r.res.ckpt})
 			x.ctx.Store().Put(ckptKey(sp.s, sp.part, sp.to), r.state, r.res.ckpt, sp.attempt)
 		}
 	}

@@ -203,7 +203,11 @@ func (d *driver) ensureProducers(rc *recovery) int {
 				}
 			}
 			if to, ok := chainTo[[2]int{s, part}]; need > d.ckpt && (!ok || to < need) {
-				d.addRecovery(s, part, d.ckpt+1, need, rc)
+				from := d.ckpt + 1
+				if mutantNoReplay {
+					from = need // the mutant: only the last batch is recomputed
+				}
+				d.addRecovery(s, part, from, need, rc)
 				n++
 			}
 		}

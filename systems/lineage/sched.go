@@ -99,6 +99,14 @@ func (d *driver) ready(t *task) bool {
 
 // stateSource says where task t reads its state from; nil if nowhere yet.
 func (d *driver) stateSource(t *task) *taskSpec {
+	if mutantNoReplay && t.rec != nil && t.from > d.ckpt+1 {
+		// The mutant restores the checkpoint (or empty state) as if it
+		// were the state just before t.from, skipping the batches between.
+		if d.ckpt >= 0 {
+			return &taskSpec{state: stateCkpt, stVer: d.ckpt}
+		}
+		return &taskSpec{state: stateEmpty}
+	}
 	if t.from == 0 {
 		return &taskSpec{state: stateEmpty}
 	}

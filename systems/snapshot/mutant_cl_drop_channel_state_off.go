@@ -2,6 +2,8 @@
 
 package snapshot
 
+import "ftbench/check"
+
 // mutantCLDropChannelState is false in every real build, so the compiler
 // removes the branches it guards. The ftbench_mutant_cl_drop_channel_state
 // build tag (mutant_cl_drop_channel_state_on.go) turns it on to make a
@@ -14,3 +16,8 @@ package snapshot
 // mutant_<name>_on.go / _off.go, a const mutant<Name>; docs/torture.md
 // lists them with the test that catches each.
 const mutantCLDropChannelState = false
+
+// mutantRecordAudit does nothing outside the mutant build; there it keeps
+// the snapshots the audit rejects (MutantAudits), the checker mutants'
+// corpus (check/testdata/corpus).
+func mutantRecordAudit(*check.GlobalSnapshot, check.Audit) {}

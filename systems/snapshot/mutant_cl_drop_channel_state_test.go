@@ -3,9 +3,14 @@
 package snapshot_test
 
 import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
 	"testing"
 
+	"ftbench/check"
 	"ftbench/engine"
+	"ftbench/systems/snapshot"
 )
 
 // These tests run only in the mutant build (go test -tags
@@ -43,5 +48,41 @@ func TestMutantCLDropChannelStateCaughtOnDataflows(t *testing.T) {
 		if r.ExitCode != 3 || metric(t, r, "snapshots_inconsistent") == 0 {
 			t.Fatalf("%s: exit %d %v", wl, r.ExitCode, r.SystemMetrics)
 		}
+	}
+}
+
+// TestWriteAuditCorpus records the snapshots the audit rejects in a short
+// bank-p2p run of the mutant into the checker mutants' corpus
+// (check/testdata/corpus/audit-cl_drop_channel_state.json.gz):
+//
+//	FTBENCH_WRITE_CORPUS=1 go test -tags ftbench_mutant_cl_drop_channel_state ./systems/snapshot -run TestWriteAuditCorpus
+func TestWriteAuditCorpus(t *testing.T) {
+	if os.Getenv("FTBENCH_WRITE_CORPUS") == "" {
+		t.Skip("set FTBENCH_WRITE_CORPUS=1 to record the corpus")
+	}
+	snapshot.MutantAudits = nil
+	cfg := p2pConfig("cl", 1, "10")
+	cfg.Duration = 2 * engine.Second
+	if r := execute(t, cfg); r.ExitCode != 3 || len(snapshot.MutantAudits) == 0 {
+		t.Fatalf("exit %d, %d rejected snapshots: is this the mutant build?", r.ExitCode, len(snapshot.MutantAudits))
+	}
+	h := struct {
+		Mutant    string                  `json:"mutant"`
+		Replay    string                  `json:"replay"`
+		Snapshots []*check.GlobalSnapshot `json:"snapshots"`
+	}{"ftbench_mutant_cl_drop_channel_state", cfg.ReplayCommand(), snapshot.MutantAudits}
+	f, err := os.Create("../../check/testdata/corpus/audit-cl_drop_channel_state.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	if err := json.NewEncoder(z).Encode(&h); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -52,6 +52,9 @@ func (s *sinkTxns) precommit(ctx engine.Ctx, n int64) []int64 {
 		s.pending = make([]engine.Commit, 0, len(e)+len(e)/8)
 		ctx.Store().Put(txnKey(s.self, n), e, int64(len(e))*effectBytes, txnToken+n)
 		s.open = append(s.open, txn{id: n, effects: e})
+		// sink_precommit ... sink_commit: a pending transaction (torture's
+		// coverage of crashes during a 2PC commit).
+		ctx.Record(engine.Event{Kind: "sink_precommit", ID: n, Bytes: int64(len(e)) * effectBytes})
 	}
 	ids := make([]int64, len(s.open))
 	for i, t := range s.open {
@@ -69,6 +72,7 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 			ctx.Commit(e)
 		}
 		ctx.Store().Delete(txnKey(s.self, t.id))
+		ctx.Record(engine.Event{Kind: "sink_commit", ID: t.id})
 	}
 }
 
@@ -87,5 +91,6 @@ func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
 			ctx.Commit(e)
 		}
 		ctx.Store().Delete(txnKey(s.self, id))
+		ctx.Record(engine.Event{Kind: "sink_commit", ID: id})
 	}
 }

@@ -111,7 +111,9 @@ func summarizeP2P(r systems.RunInfo, w workloads.PeerToPeer) map[string]any {
 			continue
 		}
 		gs := v.(*GlobalSnapshot)
-		a := check.AuditSnapshot(gs.Check(w.Total()))
+		cs := gs.Check(w.Total())
+		a := check.AuditSnapshot(cs)
+		mutantRecordAudit(cs, a)
 		taken++
 		crossings := markerCrossings(gs)
 		if len(crossings) > 0 {

@@ -49,8 +49,11 @@ type spout struct {
 
 	replays []int64 // offsets waiting to be re-emitted, oldest first
 	polling bool    // a poll timer is set
-	peak    int
-	slowest engine.Time // longest complete latency recorded as an event
+	// timeoutSeen: this incarnation recorded its first timeout replay (one
+	// event per incarnation, for torture's coverage, not one per tree).
+	timeoutSeen bool
+	peak        int
+	slowest     engine.Time // longest complete latency recorded as an event
 
 	// Offsets: acked[i] says whether offset base+i is done. The lowest
 	// offset not yet acked is what a restarted spout resumes from.
@@ -193,6 +196,10 @@ func (s *spout) expire(ctx engine.Ctx) {
 		}
 		delete(s.pending, root)
 		ctx.Count(cFailedTimeout, 1)
+		if !s.timeoutSeen {
+			s.timeoutSeen = true
+			ctx.Record(engine.Event{Kind: evTimeoutReplay, ID: int64(s.part), Value: tr.off})
+		}
 		s.timedOut[root] = struct{}{}
 		s.toQueue = append(s.toQueue, deadlineEntry{root: root, at: now + ackerBuckets*s.t.timeout})
 		s.replays = append(s.replays, tr.off)

@@ -309,12 +309,16 @@ func (p *Participant) Current(m engine.Msg) bool { return p.Deployed && int64(m.
 // Persist writes this task's snapshot of checkpoint n; call Acknowledge when
 // the store reports it durable (KindStoreDone with Val n).
 func (p *Participant) Persist(ctx engine.Ctx, n int64, snapshot any, bytes int64) {
+	// snapshot_write ... snapshot_acked at one process is the window in
+	// which a crash interrupts a snapshot write (torture's coverage).
+	ctx.Record(engine.Event{Kind: "snapshot_write", ID: n, Bytes: bytes})
 	ctx.Store().Put(Key(n, ctx.Self()), snapshot, bytes, n)
 }
 
 // Acknowledge tells the coordinator that snapshot n is durable.
 func (p *Participant) Acknowledge(ctx engine.Ctx, n int64, a Ack) {
 	a.Task = ctx.Self()
+	ctx.Record(engine.Event{Kind: "snapshot_acked", ID: n})
 	ctx.Send(p.Coordinator, engine.Msg{Kind: KindAck, Ctrl: true, Key: uint64(p.Attempt), Val: n, Body: a, Size: 32})
 }
 

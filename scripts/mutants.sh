@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The mutation score (docs/torture.md, "Mutants"): for every protocol mutant,
+# build bench with its tag, run a torture campaign that stops at the first
+# broken run and shrinks it, and report the runs until caught and the faults
+# after shrinking. A mutant that no run of the campaign catches exits 3 here.
+#
+#   scripts/mutants.sh [SEED] [RUNS]     (defaults: seed 1, 200 runs)
+#
+# Runs are one at a time per mutant, --jobs 2. The pinned catching seeds CI
+# replays are in cmd/bench/mutants_test.go.
+#   scripts/mutants.sh --pinned          replay each mutant's pinned catching run (CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The shrunk replays `scripts/mutants.sh 1 200` printed (docs/torture.md):
+# each must exit 3 in its mutant's build.
+pinned=(
+  "ftbench_mutant_early_commit|--system barrier --workload wordcount --seed 11260839177826854807 --duration 700ms --parallelism 2 --workers 3 --rate 2400 --fault crash@502ms:worker=1,restart=1s --checkpoint-interval 500ms --max-concurrent-checkpoints 2 --sink 2pc --observe"
+  "ftbench_mutant_double_commit|--system barrier --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --fault crash@0s:worker=2 --checkpoint-interval 500ms --max-concurrent-checkpoints 2 --sink 2pc --observe"
+  "ftbench_mutant_unaligned_drop_channel_state|--system barrier --variant unaligned --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --checkpoint-interval 500ms --sink 2pc --observe"
+  "ftbench_mutant_early_ack|--system stormack --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --fault crash@0s:worker=1,restart=1s --ack-timeout 1s --observe"
+  "ftbench_mutant_no_replay|--system lineage --workload wordcount --seed 11260839177826854807 --duration 3.2s --parallelism 2 --workers 3 --rate 2400 --fault crash@3.018s:worker=1,restart=300ms --batch-interval 500ms --checkpoint-every 2 --speculation true --observe"
+  "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p --seed 11260839177826854807 --duration 3s --parallelism 2 --workers 3 --rate 2400 --snapshot-interval 500ms --observe"
+)
+if [ "${1:-}" = "--pinned" ]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  status=0
+  # The same runs pass in the normal build: the mutant is what breaks them.
+  go build -o "$tmp/bench" ./cmd/bench
+  for m in "${pinned[@]}"; do
+    args=${m#*|}
+    # shellcheck disable=SC2086 # $args holds several flags
+    if ! "$tmp/bench" run $args --out "$tmp/runs" >"$tmp/out" 2>&1; then
+      echo "FAILS IN THE NORMAL BUILD: ${m%%|*}'s run"; cat "$tmp/out"; status=1
+    fi
+  done
+  for m in "${pinned[@]}"; do
+    tag=${m%%|*}
+    args=${m#*|}
+    go build -tags "$tag" -o "$tmp/bench" ./cmd/bench
+    code=0
+    # shellcheck disable=SC2086 # $args holds several flags
+    "$tmp/bench" run $args --out "$tmp/runs" >"$tmp/out" 2>&1 || code=$?
+    if [ "$code" -eq 3 ]; then
+      echo "caught   $tag"
+    else
+      echo "MISSED   $tag: exit $code, want 3"; cat "$tmp/out"; status=1
+    fi
+  done
+  exit $status
+fi
+
+seed=${1:-1}
+runs=${2:-200}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# tag | torture arguments
+mutants=(
+  "ftbench_mutant_early_commit|--system barrier --sink 2pc"
+  "ftbench_mutant_double_commit|--system barrier --sink 2pc"
+  "ftbench_mutant_unaligned_drop_channel_state|--system barrier --variant unaligned --sink 2pc"
+  "ftbench_mutant_early_ack|--system stormack"
+  "ftbench_mutant_no_replay|--system lineage"
+  "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p"
+)
+status=0
+printf '%-46s %-8s %-8s %s\n' mutant caught-by faults shrunk-replay
+for m in "${mutants[@]}"; do
+  tag=${m%%|*}
+  args=${m#*|}
+  go build -tags "$tag" -o "$tmp/bench-$tag" ./cmd/bench
+  # shellcheck disable=SC2086 # $args holds several flags
+  out=$("$tmp/bench-$tag" torture $args --runs "$runs" --seed "$seed" --jobs 2 --stop --shrink 1 \
+        --out "$tmp/$tag" 2>/dev/null || true)
+  first=$(grep -m1 -oE '^run [0-9]+ CLAIM BROKEN' <<<"$out" | grep -oE '[0-9]+' || true)
+  shrunk=$(grep -m1 -E '^shrunk run' <<<"$out" || true)
+  if [ -z "$first" ]; then
+    printf '%-46s %-8s %-8s %s\n' "$tag" "not caught" "-" "-"
+    status=3
+    continue
+  fi
+  faults=$(sed -E 's/^shrunk run [0-9]+: [0-9]+ faults -> ([0-9]+),.*/\1/' <<<"$shrunk")
+  replay=$(sed -E 's/.*  replay: //' <<<"$shrunk")
+  printf '%-46s %-8s %-8s %s\n' "$tag" "$((first + 1))" "$faults" "$replay"
+done
+exit $status

@@ -1,0 +1,273 @@
+package torture
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"ftbench/engine"
+	"ftbench/faults"
+	"ftbench/harness"
+	"ftbench/systems"
+	"ftbench/workloads"
+)
+
+// Protocol paths a campaign must reach, in the order of the coverage table
+// (docs/torture.md, "Coverage"). Each is recognised from a run's events.
+const (
+	PathCheckpoint      = "checkpoint-completed"
+	PathCrashAlignment  = "crash-during-alignment"
+	PathCrashWrite      = "crash-during-snapshot-write"
+	PathCrash2PC        = "crash-during-2pc-commit"
+	PathRestore         = "restore-from-checkpoint"
+	PathRecomputeCutoff = "recompute-with-cutoff"
+	PathRecomputeNoCut  = "recompute-without-cutoff"
+	PathTimeoutReplay   = "acker-timeout-replay"
+	PathAlignTimeout    = "aligned-timeout-switch"
+	PathSpeculative     = "speculative-task"
+	PathCLReorder       = "cl-under-reorder"
+	PathLaiYangReorder  = "lai-yang-under-reorder"
+)
+
+// Paths is the fixed list, in table order.
+var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
+	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
+	PathCLReorder, PathLaiYangReorder}
+
+// applicable returns the paths run cfg's configuration can take: a path
+// another system, variant, sink or workload cannot take is n/a, not missed.
+func applicable(cfg harness.Config) map[string]bool {
+	sys, err := systems.Lookup(cfg.System)
+	if err != nil {
+		return nil
+	}
+	variant, err := systems.ResolveVariant(sys, cfg.Variant)
+	if err != nil {
+		return nil
+	}
+	opt := func(name string) string {
+		if v, ok := cfg.SystemOpts[name]; ok {
+			return v
+		}
+		for _, f := range sys.Flags() {
+			if f.Name == name {
+				return f.Default
+			}
+		}
+		return ""
+	}
+	p2p := false
+	if w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err == nil {
+		_, p2p = w.(workloads.PeerToPeer)
+	}
+	p := PropsOf(cfg.System, variant)
+	reorder := p.Reorder || (p2p && p.ReorderP2P)
+	a := map[string]bool{}
+	set := func(paths ...string) {
+		for _, q := range paths {
+			a[q] = true
+		}
+	}
+	switch cfg.System {
+	case "barrier":
+		set(PathCheckpoint, PathCrashWrite, PathRestore)
+		if variant != "unaligned" {
+			set(PathCrashAlignment)
+		}
+		if opt("sink") == "2pc" {
+			set(PathCrash2PC)
+		}
+		if variant == "aligned-timeout" {
+			set(PathAlignTimeout)
+		}
+	case "lineage":
+		set(PathCheckpoint, PathCrashWrite, PathRestore, PathRecomputeCutoff, PathRecomputeNoCut)
+		if opt("speculation") == "true" {
+			set(PathSpeculative)
+		}
+	case "snapshot":
+		set(PathCheckpoint)
+		if !p2p {
+			// Dataflows: checkpoints with channel state and a 2PC sink.
+			set(PathCrashWrite, PathCrash2PC, PathRestore)
+		}
+		if reorder && variant == "cl" {
+			set(PathCLReorder)
+		}
+		if reorder && variant == "lai-yang" {
+			set(PathLaiYangReorder)
+		}
+	case "stormack":
+		set(PathTimeoutReplay)
+	}
+	return a
+}
+
+// span is a protocol step in progress at one process: from its start event
+// until its end event with the same process and id, or the process's crash.
+type span struct {
+	path string
+	proc string
+	id   int64
+}
+
+// spanStarts and spanEnds name the events that open and close the steps a
+// crash can land in (recorded by barrier, snapshot and the checkpoint
+// coordinator's participants).
+var (
+	spanStarts = map[string]string{
+		"alignment_start": PathCrashAlignment,
+		"snapshot_write":  PathCrashWrite,
+		"sink_precommit":  PathCrash2PC,
+	}
+	spanEnds = map[string][]string{
+		"alignment":               {PathCrashAlignment},
+		"unaligned_switch":        {PathCrashAlignment},
+		"task_checkpoint_dropped": {PathCrashAlignment, PathCrashWrite},
+		"snapshot_write":          {PathCrashAlignment},
+		"snapshot_acked":          {PathCrashWrite},
+		"sink_commit":             {PathCrash2PC},
+	}
+)
+
+// pathsHit returns the paths run cfg took, from its events: a crash during
+// a step counts when the crashed worker hosts a process that had started
+// the step and not finished it (any sink, for a pending 2PC transaction);
+// the others are events of their own.
+func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int) map[string]bool {
+	hit := map[string]bool{}
+	var reorders [][2]engine.Time
+	for _, f := range cfg.Faults {
+		if s, err := faults.Parse(f, faults.Defaults{Duration: cfg.Duration}); err == nil && s.Kind == faults.Reorder {
+			reorders = append(reorders, [2]engine.Time{s.At, s.End})
+		}
+	}
+	ev := slices.Clone(events)
+	slices.SortStableFunc(ev, func(a, b engine.Event) int {
+		switch {
+		case a.Time < b.Time:
+			return -1
+		case a.Time > b.Time:
+			return 1
+		}
+		return 0
+	})
+	open := map[span]bool{}
+	for _, e := range ev {
+		if path, ok := spanStarts[e.Kind]; ok {
+			open[span{path, e.Proc, e.ID}] = true
+		}
+		for _, path := range spanEnds[e.Kind] {
+			delete(open, span{path, e.Proc, e.ID})
+		}
+		switch e.Kind {
+		case "worker_crash":
+			for s := range open {
+				// A pending transaction counts wherever its sink runs:
+				// barrier and snapshot roll back globally, so every sink's
+				// restore must commit or drop its pending transactions.
+				if w, ok := workerOf[s.proc]; ok && (int64(w) == e.ID || s.path == PathCrash2PC) {
+					hit[s.path] = true
+					delete(open, s) // the process is gone; its restart starts afresh
+				}
+			}
+		case "checkpoint_completed", "checkpoint_done":
+			hit[PathCheckpoint] = true
+		case "snapshot_completed":
+			hit[PathCheckpoint] = true
+			start := e.Time - engine.Time(e.Value)
+			for _, w := range reorders {
+				if start <= w[1] && e.Time >= w[0] {
+					hit[PathCLReorder] = true // kept only where applicable
+					hit[PathLaiYangReorder] = true
+				}
+			}
+		case "restore":
+			hit[PathRestore] = true
+		case "recovery_start":
+			ckpt, tasks := noteInt(e.Note, "checkpoint"), noteInt(e.Note, "tasks")
+			if tasks > 0 && ckpt >= 0 {
+				hit[PathRecomputeCutoff], hit[PathRestore] = true, true
+			} else if tasks > 0 {
+				hit[PathRecomputeNoCut] = true
+			}
+		case "timeout_replay":
+			hit[PathTimeoutReplay] = true
+		case "unaligned_switch":
+			hit[PathAlignTimeout] = true
+		case "speculative_task":
+			hit[PathSpeculative] = true
+		}
+	}
+	return hit
+}
+
+// noteInt reads key=<int> from an event note; -1 if absent.
+func noteInt(note, key string) int64 {
+	for _, f := range strings.Fields(note) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == key {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// runPaths is a run's entry in torture.json: every applicable path, true
+// if the run took it.
+func runPaths(cfg harness.Config, out *harness.Outcome) map[string]bool {
+	a := applicable(cfg)
+	if len(a) == 0 {
+		return nil
+	}
+	workerOf := map[string]int{}
+	if dep, err := harness.Deployment(cfg); err == nil {
+		for _, p := range dep.Procs {
+			workerOf[p.Name] = p.Worker
+		}
+	}
+	hit := pathsHit(cfg, out.Events, workerOf)
+	m := map[string]bool{}
+	for q := range a {
+		m[q] = hit[q]
+	}
+	return m
+}
+
+// PathCoverage is one row of a campaign's coverage table: how many runs
+// could take a protocol path and how many did.
+type PathCoverage struct {
+	Path       string `json:"path"`
+	Applicable int    `json:"applicable_runs"`
+	Hit        int    `json:"runs_hit"`
+	// Status is "hit", "missed" (applicable in some run, taken by none) or
+	// "n/a" (no run's configuration can take it).
+	Status string `json:"status"`
+}
+
+// pathTable counts the runs' paths in the fixed order.
+func pathTable(runs []*Run) []PathCoverage {
+	var out []PathCoverage
+	for _, q := range Paths {
+		c := PathCoverage{Path: q}
+		for _, r := range runs {
+			if took, ok := r.Paths[q]; ok {
+				c.Applicable++
+				if took {
+					c.Hit++
+				}
+			}
+		}
+		switch {
+		case c.Applicable == 0:
+			c.Status = "n/a"
+		case c.Hit == 0:
+			c.Status = "missed"
+		default:
+			c.Status = "hit"
+		}
+		out = append(out, c)
+	}
+	return out
+}
