@@ -215,7 +215,7 @@ func prepare(cfg Config) (*runner, error) {
 		Workload: r.w, Log: r.log, Parallelism: cfg.Parallelism, Workers: cfg.Workers,
 		Variant: r.variant, Opts: r.opts, Cost: &r.cost, Seed: engine.ChildSeed(cfg.Seed, "system"),
 	}
-	r.claim = r.sys.Claim(r.variant, r.opts)
+	r.claim = systems.ClaimFor(r.sys, r.variant, r.opts, r.w.Plan())
 	if r.dep, err = r.sys.Compile(r.job); err != nil {
 		return nil, &InputError{err}
 	}

@@ -36,6 +36,22 @@ var (
 	ExactlyOnceMonotonic = Claim{Guarantee: ExactlyOnce, Monotonic: true}
 )
 
+// PlanClaimer is implemented by systems whose claim depends on the
+// workload's plan, not only on their own options: stormack keeps a keyed
+// stage that feeds the sink in its external store (monotonic) but any
+// other keyed stage in a bolt's memory, which a crash resets.
+type PlanClaimer interface {
+	ClaimFor(variant string, opts Options, plan *workloads.Plan) Claim
+}
+
+// ClaimFor is s's claim for this variant, options and plan.
+func ClaimFor(s System, variant string, opts Options, plan *workloads.Plan) Claim {
+	if c, ok := s.(PlanClaimer); ok {
+		return c.ClaimFor(variant, opts, plan)
+	}
+	return s.Claim(variant, opts)
+}
+
 // Flag is a system-specific command-line option (--checkpoint-interval,
 // --ack-timeout, ...). Systems sharing a flag name must agree on its meaning
 // and default: the CLI defines it once.

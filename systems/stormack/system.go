@@ -7,6 +7,7 @@ import (
 	"ftbench/engine"
 	"ftbench/systems"
 	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
 )
 
 func init() { systems.Register(system{name: "stormack"}) }
@@ -43,8 +44,25 @@ func (system) Flags() []systems.Flag {
 
 // Claim: replays after an ack timeout apply effects again (at least once),
 // and the external aggregate survives crashes and only grows (monotonic).
+// That is the claim for plans whose only keyed stage feeds the sink (see
+// ClaimFor), as every workload's default compile but bank's.
 func (system) Claim(string, systems.Options) systems.Claim {
 	return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}
+}
+
+// ClaimFor: a keyed stage that does not directly feed the sink runs as a
+// bolt whose in-memory state a crash loses (bank's debit stage keeps each
+// payer's cumulative outflow), so after a crash the sink is sent smaller
+// values than readers already saw: at least once, but not monotonic.
+func (s system) ClaimFor(variant string, opts systems.Options, plan *workloads.Plan) systems.Claim {
+	c := s.Claim(variant, opts)
+	_, _, fused := compilePlan(plan)
+	for i := range plan.Stages {
+		if st := &plan.Stages[i]; st.Keyed() && st != fused {
+			c.Monotonic = false
+		}
+	}
+	return c
 }
 
 func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
