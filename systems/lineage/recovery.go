@@ -21,26 +21,44 @@ type prodKey struct {
 
 // onFailure loses every executor of the failed worker.
 func (d *driver) onFailure(f engine.Failure) {
+	var lost []int
 	for _, x := range d.e.onWorker(f.Worker) {
 		if f.FailedAt < d.ex[x].upAt || !d.ex[x].alive {
 			continue // already handled when the executor re-registered
 		}
-		d.lose(x, f.FailedAt)
+		lost = append(lost, x)
 	}
+	d.loseAll(lost, f.FailedAt)
 }
 
 // onWorkerUp registers the worker's restarted executors. If the driver
 // never heard of the crash (restart faster than detection), a fresh
 // executor's arrival is the news: everything the old one held is gone.
 func (d *driver) onWorkerUp(w int) {
+	var lost []int
 	for _, x := range d.e.onWorker(w) {
 		if d.ex[x].alive {
-			d.lose(x, d.ctx.Now())
+			lost = append(lost, x)
 		}
+	}
+	d.loseAll(lost, d.ctx.Now())
+	for _, x := range d.e.onWorker(w) {
 		d.ex[x].alive = true
 		d.ex[x].upAt = d.ctx.Now()
 	}
 	d.schedule()
+}
+
+// loseAll loses executors that died together (one worker's). All are
+// marked dead before any recovery is planned, so that the recomputation of
+// one is never placed on another that died with it.
+func (d *driver) loseAll(xs []int, failedAt engine.Time) {
+	for _, x := range xs {
+		d.ex[x].alive = false
+	}
+	for _, x := range xs {
+		d.lose(x, failedAt)
+	}
 }
 
 // lose handles the loss of executor x: its running attempt is requeued,
