@@ -47,7 +47,9 @@ func (a Activity) String() string {
 
 // Activity inspects the run now: data in channels, processes down with a
 // restart pending, and one-shot timers of live incarnations due before
-// deadline.
+// deadline. Processes on the client node (the harness's readers) are not
+// part of the system under test: their reads would otherwise keep every
+// observed run busy forever, and turn its losses into "undrained".
 func (s *Sim) Activity(deadline engine.Time) Activity {
 	var a Activity
 	type busy struct {
@@ -56,6 +58,9 @@ func (s *Sim) Activity(deadline engine.Time) Activity {
 	}
 	var chans []busy
 	for _, ch := range s.chans {
+		if ch.from.spec.Worker == engine.ClientNode || ch.to.spec.Worker == engine.ClientNode {
+			continue
+		}
 		n, bytes := ch.dataHeld()
 		if n > 0 {
 			a.DataBytes += bytes
@@ -67,7 +72,7 @@ func (s *Sim) Activity(deadline engine.Time) Activity {
 		a.Channels = append(a.Channels, chans[i].name)
 	}
 	for _, p := range s.procs {
-		if !p.up {
+		if !p.up && p.spec.Worker != engine.ClientNode {
 			a.Down = append(a.Down, p.spec.Name)
 		}
 	}
@@ -76,7 +81,7 @@ func (s *Sim) Activity(deadline engine.Time) Activity {
 		if e.kind != evTimer || e.flags&flagPeriodic != 0 || e.at > deadline {
 			continue
 		}
-		if p := s.procs[e.proc]; p.up && p.inc == e.inc {
+		if p := s.procs[e.proc]; p.up && p.inc == e.inc && p.spec.Worker != engine.ClientNode {
 			a.Timers++
 		}
 	}

@@ -73,3 +73,18 @@ func TestActivity(t *testing.T) {
 		t.Errorf("the worker is back: want quiescent, got %s", a)
 	}
 }
+
+// A reader on the client node polls the system forever with one-shot
+// timers; that is observation, not activity of the system under test.
+func TestActivityIgnoresClients(t *testing.T) {
+	dep := &engine.Deployment{Coordinator: -1}
+	dep.Add(engine.ProcSpec{Name: "reader", Worker: engine.ClientNode, New: func() engine.Process { return &oneShot{after: engine.Second} }})
+	s, err := New(dep, Config{Seed: 1, Cost: engine.DefaultCost(), Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run(50 * engine.Millisecond)
+	if a := s.Activity(10 * engine.Second); !a.Quiet() {
+		t.Errorf("only a client's timer: want quiescent, got %s", a)
+	}
+}
