@@ -507,32 +507,6 @@ func (t boxThumb) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(t.fill, c.ClipPolygonY(pts))
 }
 
-// segmentLines splits a series at NaN values into separate lines (gaps
-// where there is no data) sharing one style.
-func segmentLines(xs, ys []float64, style draw.LineStyle) []plot.Plotter {
-	var out []plot.Plotter
-	var cur plotter.XYs
-	flush := func() {
-		if len(cur) > 0 {
-			l, err := plotter.NewLine(cur)
-			if err == nil {
-				l.LineStyle = style
-				out = append(out, l)
-			}
-			cur = nil
-		}
-	}
-	for i := range xs {
-		if math.IsNaN(ys[i]) {
-			flush()
-			continue
-		}
-		cur = append(cur, plotter.XY{X: xs[i], Y: ys[i]})
-	}
-	flush()
-	return out
-}
-
 // table collects the data behind a plot, written as CSV next to the PNG.
 type table struct {
 	header []string
