@@ -132,12 +132,13 @@ go build -o "$bin" ./cmd/bench
 go build -tags ftbench_mutant_early_commit -o "$broken_bin" ./cmd/bench
 # Small, so the test stays well under five minutes on two cores: 4 points
 # (one per shard) x 2 seeds of 2 s, 8 torture runs of 2 s, and 8 runs of the
-# broken build (drawn durations: its early commit needs a few seconds to
+# broken build (2PC sink pinned: torture draws sinks, and only 2PC can commit
+# early; drawn durations: its early commit needs a few seconds to
 # show; run 0 catches it) with one short shrink.
 sweep=(sweep --system barrier/aligned,barrier/unaligned --param checkpoint-interval=1s,2s --seeds 1-2
   --duration 2s --fault crash)
 campaign=(torture --system barrier --runs 8 --seed 1 --duration 2s)
-broken=(torture --system barrier --runs 8 --seed 1 --shrink 1 --shrink-budget 10)
+broken=(torture --system barrier --sink 2pc --runs 8 --seed 1 --shrink 1 --shrink-budget 10)
 jobs=()
 submit() {
   local what=$1 b=$2 ids a m
