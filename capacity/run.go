@@ -17,7 +17,7 @@ const Format = "ftbench-capacity/1"
 // DefaultProbeDuration is a probe's input duration when none is asked for:
 // long enough for a steady window of 45 buckets after the 1.5 s warm-up,
 // short enough that a search of ten probes stays cheap. Probes of systems
-// with a commit cycle are extended to MinSteadyDuration (12 s for a 1 s
+// with a commit cycle are extended to MinSteadyDuration (14 s for a 1 s
 // cycle).
 const DefaultProbeDuration = 6 * engine.Second
 
@@ -104,19 +104,32 @@ func NewPlan(o Options) (*Plan, error) {
 	return p, nil
 }
 
+// maxProbeRetries bounds how often a probe is lengthened (doubled) when
+// its steady window held too few whole commit cycles.
+const maxProbeRetries = 3
+
 // Probe runs one probe of the plan at rate.
 func (p *Plan) Probe(rate float64, bound engine.Time) (Probe, *harness.Result, error) {
 	cfg := p.Config
 	cfg.Rate = rate
-	out, err := harness.Execute(cfg)
-	if err != nil {
-		return Probe{}, nil, err
+	var r *harness.Result
+	// A bursty sink's lag trend starts at its first output, which a loaded
+	// micro-batch system may give only after several cycles; then the
+	// probe is run again twice as long, a few times at most.
+	for try := 0; ; try++ {
+		out, err := harness.Execute(cfg)
+		if err != nil {
+			return Probe{}, nil, err
+		}
+		r = out.Result
+		if r.Overloaded != nil || try == maxProbeRetries {
+			break
+		}
+		cfg.Duration *= 2
 	}
-	r := out.Result
 	pr := Probe{RateRPS: rate, ThroughputRPS: r.ThroughputRPS, P99MS: r.LatencyMS.P99, Drained: r.Drained, Replay: r.Replay}
 	if r.Overloaded == nil {
-		// Plan sized the probe for the trend, so this is a bug.
-		return pr, r, fmt.Errorf("no lag trend: %s", r.LagTrend.Reason)
+		return pr, r, fmt.Errorf("no lag trend even at %v of input: %s", time.Duration(cfg.Duration), r.LagTrend.Reason)
 	}
 	pr.LagSlopeRPS = *r.LagSlopeRPS
 	pr.Sustained = true

@@ -52,6 +52,15 @@ func (b *Bursts) Commit(at engine.Time) {
 	b.n++
 }
 
+// First is when the first burst started: the sink's first visible output.
+// ok is false before any commit (and for a nil Bursts).
+func (b *Bursts) First() (at engine.Time, ok bool) {
+	if b == nil || len(b.starts) == 0 {
+		return 0, false
+	}
+	return b.starts[0].At, true
+}
+
 // Throughput is committed effects per second from the first burst that
 // starts in [from, to) to the last one that does: whole real commit
 // periods. ok is false when fewer than two bursts start there, or they span
