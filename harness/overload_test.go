@@ -11,7 +11,7 @@ import (
 func TestMinSteadyDuration(t *testing.T) {
 	ms := engine.Millisecond
 	cases := []struct{ cycle, want engine.Time }{
-		{0, 1400 * ms},        // 10 buckets after a 350ms warm-up
+		{0, 1400 * ms}, // 10 buckets after a 350ms warm-up
 		// With a commit cycle, 10 cycles after the first output, which the
 		// fit waits for for up to 2 cycles after the warm-up.
 		{200 * ms, 3200 * ms}, // 12 cycles after an 800ms warm-up
