@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,11 +95,10 @@ func findCapacity(w io.Writer, plan *capacity.Plan, o capacity.Options) (*capaci
 		cycle = fmt.Sprintf("commit cycle %v", time.Duration(plan.Cycle))
 	}
 	var set []string // the options given, so that barrier --sink 2pc and plain read apart
-	for _, kv := range sortedKV(plan.Config.SystemOpts) {
-		set = append(set, kv[0]+"="+kv[1])
-	}
-	for _, kv := range sortedKV(plan.Config.WorkloadOpts) {
-		set = append(set, kv[0]+"="+kv[1])
+	for _, m := range []map[string]string{plan.Config.SystemOpts, plan.Config.WorkloadOpts} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			set = append(set, k+"="+m[k])
+		}
 	}
 	given := ""
 	if len(set) > 0 {
@@ -146,13 +146,4 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return sweep.WriteFileAtomic(path, append(b, '\n'))
-}
-
-func sortedKV(m map[string]string) [][2]string {
-	kvs := make([][2]string, 0, len(m))
-	for k, v := range m {
-		kvs = append(kvs, [2]string{k, v})
-	}
-	sort.Slice(kvs, func(i, j int) bool { return kvs[i][0] < kvs[j][0] })
-	return kvs
 }

@@ -34,17 +34,7 @@ func mergeCommand() *cli.Command {
 			}
 			if torture.IsCampaign(shards[0]) {
 				rep, err := torture.Merge(out, shards)
-				if err != nil {
-					if harness.IsInputError(err) {
-						return usageErr("%v", err)
-					}
-					return &exitError{code: harness.ExitInternal, msg: err.Error()}
-				}
-				printTorture(c.App.Writer, rep, out)
-				if code := rep.ExitCode(); code != 0 {
-					return &exitError{code: code}
-				}
-				return nil
+				return reportTorture(c, rep, out, err)
 			}
 			ew := c.App.ErrWriter
 			curve, err := sweep.Merge(out, shards, func(s string) { fmt.Fprintln(ew, "bench: note: "+s) })

@@ -73,19 +73,26 @@ func tortureCommand() *cli.Command {
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
 			rep, err := torture.Campaign(opts)
-			if err != nil {
-				if harness.IsInputError(err) {
-					return usageErr("%v", err)
-				}
-				return &exitError{code: harness.ExitInternal, msg: err.Error()}
-			}
-			printTorture(c.App.Writer, rep, out)
-			if code := rep.ExitCode(); code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return reportTorture(c, rep, out, err)
 		},
 	}
+}
+
+// reportTorture prints a campaign (run or merged from shards) and turns its
+// outcome into the command's exit: 2 for bad input, 1 for an internal
+// error, else the campaign's own code.
+func reportTorture(c *cli.Context, rep *torture.Report, out string, err error) error {
+	if err != nil {
+		if harness.IsInputError(err) {
+			return usageErr("%v", err)
+		}
+		return &exitError{code: harness.ExitInternal, msg: err.Error()}
+	}
+	printTorture(c.App.Writer, rep, out)
+	if code := rep.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // printTorture prints one line per run that needs attention (with its
