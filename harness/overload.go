@@ -6,7 +6,6 @@ import (
 
 	"ftbench/engine"
 	"ftbench/metrics"
-	"ftbench/systems"
 )
 
 // LagTrend is run.json's lag_trend: the basis of lag_slope_rps and
@@ -30,7 +29,7 @@ type LagTrend struct {
 // rate). It fills res.LagSlopeRPS, res.Overloaded and res.LagTrend, leaving
 // the first two null when the window is too short for the fit.
 func (r *runner) overload(res *Result, rows []metrics.Row) {
-	cycle := systems.CommitCycle(r.sys, r.variant, r.opts)
+	cycle := r.cycle
 	from, to := r.warmUp, r.cfg.Duration
 	if first, ok := r.bursts.First(); ok && cycle > 0 {
 		// Until a bursty sink's first output the lag only builds up: the
