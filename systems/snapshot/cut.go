@@ -17,12 +17,12 @@ const (
 
 // Counters (run.json "counters"), summarised by Summarize.
 const (
-	cntMarkers     = "snapshot_markers"      // markers (Lai-Yang: done messages) sent
-	cntMarkerBytes = "snapshot_marker_bytes" // their wire bytes
+	cntMarkers     = "snapshot_markers"               // markers (Lai-Yang: done messages) sent
+	cntMarkerBytes = "snapshot_marker_bytes"          // their wire bytes
 	cntCoord       = "snapshot_coordination_messages" // Mattern: announcements, acks and forces sent
 	cntCoordBytes  = "snapshot_coordination_bytes"    // their wire bytes
 	cntPiggyback   = "snapshot_piggyback_bytes"       // bytes transfers carry for the algorithm (colour, vector clock)
-	cntReports     = "snapshot_reports"      // local snapshots sent to a collector
+	cntReports     = "snapshot_reports"               // local snapshots sent to a collector
 	cntReportBytes = "snapshot_report_bytes"
 	cntFIFO        = "snapshot_fifo_violations" // arrivals out of sending order, seen by receivers
 	cntData        = "snapshot_data_messages"   // bank-p2p transfers sent
