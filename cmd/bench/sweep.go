@@ -155,7 +155,8 @@ func sweepCommand() *cli.Command {
 	flags := append(gridFlags("none", "results folder (default results/sweep-TIMESTAMP)"),
 		&cli.GenericFlag{Name: "param", Value: &repeated{},
 			Usage: "swept parameter NAME=V1,V2,..., repeatable: a run option (rate, duration, parallelism, workers, drain, bucket, " +
-				"variant, workload, fault with values separated by ';'), a system or workload option (checkpoint-interval=1s,2s), " +
+				"variant, workload, fault with values separated by ';'), a system or workload option (checkpoint-interval=1s,2s; " +
+				"topology's values are separated by ';'), " +
 				"or a cost-model parameter (cost.restart-delay=1s,2s)"},
 		&cli.StringFlag{Name: "seeds", Usage: "seeds of every point, like 1-5 or 1,3,7 (default: --seed)"},
 		&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"},
