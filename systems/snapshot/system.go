@@ -32,7 +32,7 @@ type system struct{}
 func (system) Name() string { return "snapshot" }
 
 func (system) Describe() string {
-	return "Chandy-Lamport marker snapshots: the textbook algorithm on bank-p2p, a checkpointing scheme with channel state on dataflows"
+	return "distributed snapshots: Chandy-Lamport markers, Lai-Yang colours and Mattern vector clocks on bank-p2p (any strongly connected topology); Chandy-Lamport as a checkpointing scheme with channel state on dataflows"
 }
 
 func (system) Variants() []string { return []string{CL, Naive, LaiYang, Mattern} }
