@@ -53,7 +53,7 @@ type cut struct {
 // newCut opens a cut over n inputs, all recording except first (the input
 // whose marker triggered the recording: its channel state is empty; -1
 // when the process initiated) and skip (a process's own slot in a
-// fully connected group; -1 for none).
+// group of processes; -1 for none).
 func newCut(id int64, at engine.Time, n, first, skip int) *cut {
 	c := &cut{id: id, at: at, open: n, closed: make([]bool, n), chans: make([][]engine.Msg, n)}
 	for _, i := range [2]int{first, skip} {
