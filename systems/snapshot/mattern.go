@@ -138,22 +138,21 @@ func (p *process) mtAck(ctx engine.Ctx, j int64) {
 // mtTick is an event of this process: a send (with nil) or the receipt of
 // a message stamped with. Its clock is the merge of both, own entry
 // advanced; every snapshot whose cut vector that clock reaches for the
-// first time is recorded first, so the recorded state is the one just
-// before the event.
+// first time is recorded first: the event has not changed the balance or
+// the counts yet, so the recorded state is the one just before it (the
+// clock itself is not part of the recorded state).
 func (p *process) mtTick(ctx engine.Ctx, with []int64) {
-	next := slices.Clone(p.vc)
 	for k := range with {
-		next[k] = max(next[k], with[k])
+		p.vc[k] = max(p.vc[k], with[k])
 	}
-	next[p.self]++
+	p.vc[p.self]++
 	for i := 0; i < len(p.mt); i++ {
-		if c := p.mt[i]; !c.recorded && geq(next, c.s) {
+		if c := p.mt[i]; !c.recorded && geq(p.vc, c.s) {
 			if p.mtRecord(ctx, c) {
 				i--
 			}
 		}
 	}
-	p.vc = next
 }
 
 // mtRecord records this process's state for c and announces on every

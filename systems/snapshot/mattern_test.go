@@ -104,3 +104,34 @@ func TestCLRing(t *testing.T) {
 	}
 	golden(t, "cl_ring", s.trace.String())
 }
+
+// Concurrent Mattern snapshots: P0 and P1 initiate at once and both
+// freeze, acknowledging each other's announcement while frozen; a second
+// snapshot due at P0 while it is frozen (snapshot 3) waits for the thaw.
+// The transfers sent before reach frozen initiators, are held, and are
+// channel state of the snapshot each receiver initiated ($20 in snapshot
+// 1, $10 in snapshot 2); all three snapshots are consistent.
+func TestMatternConcurrentSnapshots(t *testing.T) {
+	s := newScript(t, Mattern, 2)
+	s.send(0, 1, 10)
+	s.send(1, 0, 20)
+	s.initiate(1) // P0 freezes
+	s.initiate(2) // P1 freezes
+	s.initiate(3) // P0 again: queued
+	if p := s.procs[0]; p.frozen != 1 || len(p.mtQueued) != 1 {
+		t.Fatalf("P0: frozen for %d with %v queued, want 1 with [3]", p.frozen, p.mtQueued)
+	}
+	s.drain() // announcements, acks, forces, the transfers, done messages, reports
+	s.send(0, 1, 30)
+	s.send(1, 0, 40)
+	s.drain()
+	for j, money := range []int64{20, 10, 0} {
+		if a := s.audit(int64(j + 1)); !a.Consistent || a.ChannelMoney != money {
+			t.Fatalf("snapshot %d: want consistent with $%d in channels, got %+v\n%s", j+1, money, a, s.trace.String())
+		}
+	}
+	if s.procs[0].frozen != 0 || s.procs[1].frozen != 0 || len(s.procs[0].mt)+len(s.procs[1].mt) != 0 {
+		t.Fatalf("left frozen or with cuts open:\n%s", s.trace.String())
+	}
+	golden(t, "mattern_concurrent", s.trace.String())
+}
