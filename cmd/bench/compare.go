@@ -119,6 +119,9 @@ func compareCapacity(c *cli.Context, out string, m *sweep.Manifest) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOut("out", out); err != nil {
+		return err
+	}
 	g, err := m.Expand()
 	if err != nil {
 		return usageErr("%v", err)

@@ -52,6 +52,14 @@ func tortureCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			fixed := torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
+				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
+			if err := validateTorture(c, cfg, fixed, c.Int("jobs")); err != nil {
+				return err
+			}
+			if err := checkOut("out", out); err != nil {
+				return err
+			}
 			opts := torture.Options{}
 			if sh != nil {
 				opts.Shard = *sh
