@@ -48,6 +48,10 @@ const (
 	// buffer-bytes) of wire bytes, which in the simulator's rings take
 	// about twice as much.
 	channelFill = 2
+	// bytesPerQueuedRecord caps the channels' term: the channels cannot
+	// hold more than every record once per hop, 80 bytes in a ring,
+	// doubled for garbage-collector headroom.
+	bytesPerQueuedRecord = 160
 )
 
 // keyOptions are the workload options that set how many distinct keys
@@ -76,6 +80,7 @@ type sizeInputs struct {
 	processes   int
 	channels    int64
 	creditBytes int64
+	hops        int64 // stages a record passes through
 	keys        int64
 }
 
@@ -95,7 +100,7 @@ func estimateSize(in sizeInputs) Estimate {
 		float64(e.Buckets)*bytesPerBucket +
 		float64(e.Keys)*bytesPerKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
-		float64(e.Channels)*float64(in.creditBytes)*channelFill
+		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
 	e.Bytes = int64(min(b, 1<<62))
 	return e
 }
@@ -121,6 +126,7 @@ func (r *runner) estimate() Estimate {
 		}
 	}
 	p := int64(r.cfg.Parallelism)
+	in.hops = int64(max(len(r.w.Plan().Stages), 1))
 	if _, p2p := r.w.(workloads.PeerToPeer); p2p {
 		in.channels = p * (p - 1)
 	} else {

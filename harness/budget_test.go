@@ -21,7 +21,8 @@ func TestEstimateSizeArithmetic(t *testing.T) {
 		{"buckets round up", sizeInputs{simTime: 30*engine.Second + 1, bucket: 100 * engine.Millisecond}, 301, 0, baseBytes + 301*4096},
 		{"rounds round down", sizeInputs{simTime: 30*engine.Second + 1, period: engine.Second, processes: 17}, 0, 30, baseBytes + 30*17*512},
 		{"keys", sizeInputs{keys: 10_000_000}, 0, 0, baseBytes + 2_000_000_000},
-		{"channels at twice their credit", sizeInputs{channels: 16, creditBytes: 4 * 32768}, 0, 0, baseBytes + 16*4*32768*2},
+		{"channels at twice their credit", sizeInputs{records: 1e6, hops: 3, channels: 16, creditBytes: 4 * 32768}, 0, 0, baseBytes + 32e6 + 16*4*32768*2},
+		{"channels hold at most every record once a hop", sizeInputs{records: 1000, hops: 3, channels: 16, creditBytes: 1 << 30}, 0, 0, baseBytes + 32000 + 1000*3*160},
 	} {
 		e := estimateSize(tc.in)
 		if e.Buckets != tc.buckets || e.Rounds != tc.rounds || e.Bytes != tc.bytes {

@@ -202,6 +202,9 @@ func prepare(cfg Config) (*runner, error) {
 		}
 		r.cost.Cores = cfg.Cores
 	}
+	if err := checkCost(&r.cost); err != nil {
+		return nil, err
+	}
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
 	}
@@ -284,6 +287,9 @@ func prepare(cfg Config) (*runner, error) {
 		return nil, &InputError{err}
 	}
 	if err := r.checkFaultEdges(); err != nil {
+		return nil, err
+	}
+	if err := r.checkFaultLimits(); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -193,3 +193,77 @@ func fmtDur(t engine.Time) string {
 	}
 	return s
 }
+
+// Limits on cost-model parameters beyond engine.CostModel.Set's own
+// (positive numbers): finite bandwidths of at least a byte per second,
+// durations within MaxDuration, and the simulator's tick-like periods
+// (quantum, poll interval, buffer timeout) at least MinTick, below which
+// an idle source or a partly filled buffer costs an event per nanosecond.
+const (
+	MinTick          = 10 * engine.Microsecond
+	maxBandwidth     = 1e15 // bytes/s
+	maxBufferBytes   = 1 << 30
+	maxChannelBuffer = 1 << 20
+	maxMsgHeader     = 1 << 20
+)
+
+func checkCost(c *engine.CostModel) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"net-bandwidth", c.NetBandwidth}, {"store-write-bw", c.StoreWriteBytes}, {"store-read-bw", c.StoreReadBytes}} {
+		if math.IsNaN(f.v) || f.v < 1 || f.v > maxBandwidth {
+			return inputErr("cost %s must be from 1 to %g bytes/s, got %g", f.name, float64(maxBandwidth), f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    engine.Time
+		tick bool
+	}{
+		{"source-record", c.SourceRecord, false}, {"record-cpu", c.RecordCPU, false}, {"state-cpu", c.StateCPU, false},
+		{"sink-cpu", c.SinkCPU, false}, {"scan-per-byte", c.ScanPerByte, false}, {"send-cpu", c.SendCPU, false},
+		{"serde-per-byte", c.SerdePerByte, false}, {"net-latency", c.NetLatency, false}, {"buffer-timeout", c.BufferTimeout, true},
+		{"poll-interval", c.PollInterval, true}, {"quantum", c.Quantum, true}, {"detect-delay", c.DetectDelay, false},
+		{"restart-delay", c.RestartDelay, false}, {"task-restart", c.TaskRestart, false}, {"store-latency", c.StoreLatency, false},
+	} {
+		switch {
+		case f.v > MaxDuration:
+			return inputErr("cost %s must be at most %s, got %s", f.name, fmtDur(MaxDuration), fmtDur(f.v))
+		case f.tick && f.v < MinTick:
+			return inputErr("cost %s must be at least %s, got %s", f.name, fmtDur(MinTick), fmtDur(f.v))
+		}
+	}
+	switch {
+	case c.BufferBytes > maxBufferBytes:
+		return inputErr("cost buffer-bytes must be at most %d, got %d", maxBufferBytes, c.BufferBytes)
+	case c.ChannelBuffers > maxChannelBuffer:
+		return inputErr("cost channel-buffers must be at most %d, got %d", maxChannelBuffer, c.ChannelBuffers)
+	case c.MsgHeader > maxMsgHeader:
+		return inputErr("cost msg-header must be at most %d, got %d", maxMsgHeader, c.MsgHeader)
+	case c.Cores > 1024:
+		return inputErr("cost cores must be from 1 to 1024, got %d", c.Cores)
+	}
+	return nil
+}
+
+// Limits on fault parameters beyond the parser's: a slow factor up to a
+// million (a microsecond of CPU becomes a second), and a throttle of at
+// least one record per thousand seconds (a record's transfer time must fit
+// the simulator's clock).
+const (
+	maxSlowFactor   = 1e6
+	minThrottleRate = 1e-3
+)
+
+func (r *runner) checkFaultLimits() error {
+	for _, s := range r.specs {
+		switch {
+		case s.Kind == faults.Slow && s.Factor > maxSlowFactor:
+			return inputErr("fault %q: factor must be at most %g", s.String(), float64(maxSlowFactor))
+		case s.Kind == faults.Throttle && s.Rate < minThrottleRate:
+			return inputErr("fault %q: rate must be at least %g records/s", s.String(), minThrottleRate)
+		}
+	}
+	return nil
+}
