@@ -82,9 +82,11 @@ func TestBudget(t *testing.T) {
 		}),
 	}
 	for name, c := range admitted {
-		if _, err := Validate(c); err != nil {
+		e, err := Validate(c)
+		if err != nil {
 			t.Errorf("%s: refused: %v", name, err)
 		}
+		t.Logf("%s: %s", name, e)
 	}
 	refused := map[string]Config{
 		"two hours at the default rate": cfg(func(c *Config) { c.System, c.Duration = "barrier", 7200*engine.Second }),

@@ -122,6 +122,7 @@ func compareCapacity(c *cli.Context, out string, m *sweep.Manifest) error {
 	if err := checkOut("out", out); err != nil {
 		return err
 	}
+	m.Base.NoBudget = c.Bool("no-budget")
 	g, err := m.Expand()
 	if err != nil {
 		return usageErr("%v", err)
