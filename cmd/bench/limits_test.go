@@ -65,10 +65,11 @@ func TestInputLimits(t *testing.T) {
 		{"shrink -1", []string{"torture", "--system", "none", "--shrink", "-1", "--out", filepath.Join(dir, "t2")}, "--shrink must be 0 or more"},
 		{"bucket 1000000h", []string{"run", "--bucket", "1000000h", "--out", out}, "shorter than one time-series bucket"},
 		// Late errors.
-		{"out is a file", []string{"run", "--out", file}, "cannot create the folder"},
-		{"out in /proc", []string{"run", "--out", "/proc/x"}, "cannot create the folder"},
+		{"out is a file", []string{"run", "--out", file}, "is not a folder"},
+		{"out under a file", []string{"run", "--out", filepath.Join(file, "x")}, "is not a folder"},
+		{"out in /proc", []string{"run", "--out", "/proc/x"}, "cannot write in /proc"},
 		{"out empty", []string{"run", "--out", ""}, "--out is empty"},
-		{"sweep out is a file", args([]string{"sweep", "--out", file}, tiny), "cannot create the folder"},
+		{"sweep out is a file", args([]string{"sweep", "--out", file}, tiny), "is not a folder"},
 		{"sweep bad value", []string{"sweep", "--system", "barrier", "--param", "checkpoint-interval=1s,abc", "--out", filepath.Join(dir, "s4")}, `checkpoint-interval="abc"`},
 		{"merge of different shardings", []string{"merge", "--out", filepath.Join(dir, "m1"), shards["1/2"], shards["1/3"]}, "of 2 shards"},
 		{"merge of one shard twice", []string{"merge", "--out", filepath.Join(dir, "m2"), shards["1/2"], shards["1/2"]}, "named twice"},
@@ -144,4 +145,30 @@ func tortureShard(t *testing.T, dir string) string {
 		t.Fatalf("torture shard: exit %d, no torture.json\n%s\n%s", code, o, e)
 	}
 	return d
+}
+
+// Runs executing at once share the budget: fitJobs lowers the parallelism
+// until the largest runs fit together, and says so.
+func TestFitJobs(t *testing.T) {
+	const gb = 1_000_000_000
+	for _, tc := range []struct {
+		sizes    []int64
+		jobs     int
+		noBudget bool
+		want     int
+	}{
+		{[]int64{gb, gb, gb, gb}, 4, false, 3},         // 3 GB fit in 3.22 GB, 4 do not
+		{[]int64{2 * gb, gb / 2, 2 * gb}, 3, false, 1}, // the two largest do not fit together
+		{[]int64{gb / 10, gb / 10}, 8, false, 8},       // fewer runs than jobs: nothing to lower
+		{[]int64{gb, gb, gb, gb}, 4, true, 4},          // --no-budget
+		{[]int64{3 * gb}, 2, false, 2},
+	} {
+		var note strings.Builder
+		if got := fitJobs(&note, append([]int64(nil), tc.sizes...), tc.jobs, tc.noBudget); got != tc.want {
+			t.Errorf("fitJobs(%v, %d, %v) = %d, want %d", tc.sizes, tc.jobs, tc.noBudget, got, tc.want)
+		}
+		if lowered := tc.want < tc.jobs && tc.want < len(tc.sizes); lowered != strings.Contains(note.String(), "running at most") {
+			t.Errorf("fitJobs(%v, %d): note %q", tc.sizes, tc.jobs, note.String())
+		}
+	}
 }

@@ -314,7 +314,8 @@ func executeGrid(c *cli.Context, out string, m *sweep.Manifest) (*sweep.Outcome,
 	if jobs < 1 {
 		return nil, usageErr("--jobs must be at least 1, got %d", jobs)
 	}
-	if err := validateGrid(c, m, jobs); err != nil {
+	jobs, err := validateGrid(c, m, jobs)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkOut("out", out); err != nil {

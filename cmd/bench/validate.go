@@ -5,11 +5,15 @@ package main
 // command it guards.
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,17 +58,31 @@ func foreignWorkloadOptions(c *cli.Context, inPlay []string) error {
 }
 
 // checkOut makes sure results can be written to folder dir before any run
-// starts: it creates dir (as the run would) and a file in it.
+// starts, without creating it: dir, or the nearest of its parents that
+// exists, must be a folder bench can create a file in.
 func checkOut(flag, dir string) error {
 	if strings.TrimSpace(dir) == "" {
 		return usageErr("--%s is empty: name a results folder", flag)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErr("--%s %q: cannot create the folder: %v", flag, dir, unwrapPath(err))
+	at := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(at)
+		if err == nil {
+			if !fi.IsDir() {
+				return usageErr("--%s %q: %s is not a folder", flag, dir, at)
+			}
+			break
+		}
+		parent := filepath.Dir(at)
+		// ENOTDIR: a parent is a file, which the walk up then names.
+		if (!os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR)) || parent == at {
+			return usageErr("--%s %q: %v", flag, dir, unwrapPath(err))
+		}
+		at = parent
 	}
-	f, err := os.CreateTemp(dir, ".write-check-")
+	f, err := os.CreateTemp(at, ".write-check-")
 	if err != nil {
-		return usageErr("--%s %q: the folder is not writable: %v", flag, dir, unwrapPath(err))
+		return usageErr("--%s %q: cannot write in %s: %v", flag, dir, at, unwrapPath(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -82,8 +100,9 @@ func unwrapPath(err error) error {
 
 // validateGrid checks every point of a compare or sweep grid as its run
 // would be checked, before the first run: parameter values, options,
-// faults, and the size budget of the runs that execute at once.
-func validateGrid(c *cli.Context, m *sweep.Manifest, jobs int) error {
+// faults and the size budget. It returns how many runs may execute at once
+// (fitJobs).
+func validateGrid(c *cli.Context, m *sweep.Manifest, jobs int) (int, error) {
 	m.Base.NoBudget = c.Bool("no-budget")
 	inPlay := []string{m.Base.Workload}
 	for _, p := range m.Params {
@@ -92,11 +111,11 @@ func validateGrid(c *cli.Context, m *sweep.Manifest, jobs int) error {
 		}
 	}
 	if err := foreignWorkloadOptions(c, inPlay); err != nil {
-		return err
+		return 0, err
 	}
 	g, err := m.Expand()
 	if err != nil {
-		return usageErr("%v", err)
+		return 0, usageErr("%v", err)
 	}
 	var sizes []int64
 	seen := map[*sweep.Point]bool{}
@@ -107,56 +126,61 @@ func validateGrid(c *cli.Context, m *sweep.Manifest, jobs int) error {
 		seen[r.Point] = true
 		e, err := harness.Validate(r.Config)
 		if err != nil {
-			return usageErr("%s: %v", r.Point.ID(), firstLine(err.Error()))
+			return 0, usageErr("%s: %v", r.Point.ID(), firstLine(err.Error()))
 		}
 		sizes = append(sizes, e.Bytes)
 	}
-	return checkTogether(sizes, jobs, m.Base.NoBudget)
+	return fitJobs(c.App.ErrWriter, sizes, jobs, m.Base.NoBudget), nil
 }
 
-// checkTogether refuses --jobs runs at once whose estimates add up to more
-// than the budget: the budget is the whole command's.
-func checkTogether(sizes []int64, jobs int, noBudget bool) error {
+// fitJobs is how many of --jobs runs may execute at once: the budget is
+// the whole command's, so the largest runs executing together must fit it.
+// Fewer at once change no result (runs are independent and deterministic),
+// only the wall time, so the command runs anyway and says so on stderr.
+func fitJobs(w io.Writer, sizes []int64, jobs int, noBudget bool) int {
 	if noBudget || jobs <= 1 || len(sizes) <= 1 {
-		return nil
+		return jobs
 	}
 	sort.Slice(sizes, func(i, j int) bool { return sizes[i] > sizes[j] })
-	var sum int64
-	n := min(jobs, len(sizes))
-	for _, s := range sizes[:n] {
-		sum += s
+	k := 1 // every run alone fits: harness.Validate checked it
+	sum := sizes[0]
+	for k < min(jobs, len(sizes)) && sum+sizes[k] <= harness.BudgetBytes {
+		sum += sizes[k]
+		k++
 	}
-	if sum <= harness.BudgetBytes {
-		return nil
+	if k < min(jobs, len(sizes)) {
+		fmt.Fprintf(w, "bench: note: running at most %d runs at once (not --jobs %d): more would exceed the size budget of %s together\n",
+			k, jobs, harness.FormatBytes(harness.BudgetBytes))
+		return k
 	}
-	return usageErr("%d runs at once (--jobs %d) are estimated at %s of memory together, over the size budget of %s; lower --jobs or pass --no-budget",
-		n, jobs, harness.FormatBytes(sum), harness.FormatBytes(harness.BudgetBytes))
+	return jobs
 }
 
 // validateTorture checks a campaign's base configuration at the largest
 // values torture draws (torture.WorstCase), so that no run of the campaign
-// is refused after others ran.
-func validateTorture(c *cli.Context, cfg harness.Config, fixed torture.Fixed, jobs int) error {
+// is refused after others ran. It returns how many runs may execute at
+// once (fitJobs; 0 keeps torture's default).
+func validateTorture(c *cli.Context, cfg harness.Config, fixed torture.Fixed, jobs int) (int, error) {
 	switch {
 	case c.Int("shrink") < 0:
-		return usageErr("--shrink must be 0 or more, got %d", c.Int("shrink"))
+		return 0, usageErr("--shrink must be 0 or more, got %d", c.Int("shrink"))
 	case c.Int("shrink-budget") < 1:
-		return usageErr("--shrink-budget must be at least 1, got %d", c.Int("shrink-budget"))
+		return 0, usageErr("--shrink-budget must be at least 1, got %d", c.Int("shrink-budget"))
 	case c.IsSet("jobs") && c.Int("jobs") < 1:
-		return usageErr("--jobs must be at least 1, got %d", c.Int("jobs"))
+		return 0, usageErr("--jobs must be at least 1, got %d", c.Int("jobs"))
 	}
 	e, err := harness.Validate(torture.WorstCase(cfg, fixed))
 	if err != nil {
-		return usageErr("%v", firstLine(err.Error()))
+		return 0, usageErr("%v", firstLine(err.Error()))
 	}
 	if jobs <= 0 {
-		jobs = 1
+		jobs = runtime.GOMAXPROCS(0) // torture's default
 	}
 	sizes := make([]int64, min(jobs, max(c.Int("runs"), 1)))
 	for i := range sizes {
 		sizes[i] = e.Bytes
 	}
-	return checkTogether(sizes, jobs, cfg.NoBudget)
+	return fitJobs(c.App.ErrWriter, sizes, jobs, cfg.NoBudget), nil
 }
 
 // checkShards refuses a merge of shard folders that are not one whole
