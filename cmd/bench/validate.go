@@ -104,6 +104,8 @@ func unwrapPath(err error) error {
 // (fitJobs).
 func validateGrid(c *cli.Context, m *sweep.Manifest, jobs int) (int, error) {
 	m.Base.NoBudget = c.Bool("no-budget")
+	// Every run of the grid reports its progress when it runs long.
+	m.Base.Progress = progressPrinter(c.App.ErrWriter)
 	inPlay := []string{m.Base.Workload}
 	for _, p := range m.Params {
 		if p.Name == "workload" {
