@@ -14,6 +14,7 @@ type Target interface {
 	Slow(id engine.ProcID, from, to engine.Time, factor float64) error
 	Reorder(from, to engine.Time, p float64, match func(from, to engine.ProcID) bool)
 	Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool)
+	Pause(worker int, from, to engine.Time) error
 }
 
 // Apply resolves every spec against dep (a run on workers workers that ends
@@ -49,7 +50,7 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 		}
 		from, to := s.At, min(s.End, end)
 		switch s.Kind {
-		case Crash:
+		case Crash, Pause:
 			w := s.Worker
 			if s.Op != "" {
 				id, msg := instance(dep, s.Op, s.Index)
@@ -58,11 +59,16 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 				}
 				w = dep.Procs[id].Worker
 				if w < 0 {
-					return fail("%q runs on the master node, which never crashes", fmt.Sprintf("%s/%d", s.Op, s.Index))
+					verb := map[Kind]string{Crash: "crashes", Pause: "pauses"}[s.Kind]
+					return fail("%q runs on the master node, which never %s", fmt.Sprintf("%s/%d", s.Op, s.Index), verb)
 				}
 			}
 			if msg := checkWorker(w, workers); msg != "" {
 				return fail("%s", msg)
+			}
+			if s.Kind == Pause {
+				steps = append(steps, func() error { return t.Pause(w, from, to) })
+				break
 			}
 			restart := s.Restart
 			if restart < 0 {

@@ -42,6 +42,11 @@ func (f *fakeTarget) Reorder(from, to engine.Time, p float64, match func(from, t
 	f.calls = append(f.calls, call{kind: "reorder", from: from, to: to, value: p, match: match})
 }
 
+func (f *fakeTarget) Pause(worker int, from, to engine.Time) error {
+	f.calls = append(f.calls, call{kind: "pause", worker: worker, from: from, to: to})
+	return nil
+}
+
 func (f *fakeTarget) Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool) {
 	f.calls = append(f.calls, call{kind: "throttle", from: from, to: to, value: rate, match: match})
 }
@@ -86,6 +91,8 @@ func TestApply(t *testing.T) {
 		mustParse(t, "throttle@5s-25s:edge=split->count,rate=200"), // clipped
 		mustParse(t, "reorder@1s-2s:edge=all,p=0.5"),
 		mustParse(t, "reorder@1s-2s:edge=count->sink"),
+		mustParse(t, "pause@3s-4s:op=count/1"), // worker 1
+		mustParse(t, "pause@19s-25s:worker=0"), // clipped
 	}
 	ft := &fakeTarget{}
 	if err := Apply(specs, dep, workers, end, ft); err != nil {
@@ -99,6 +106,8 @@ func TestApply(t *testing.T) {
 		{kind: "throttle", from: 5 * s, to: 20 * s, value: 200},
 		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.5},
 		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.2},
+		{kind: "pause", worker: 1, from: 3 * s, to: 4 * s},
+		{kind: "pause", worker: 0, from: 19 * s, to: 20 * s},
 	}
 	if len(ft.calls) != len(want) {
 		t.Fatalf("got %d calls, want %d: %+v", len(ft.calls), len(want), ft.calls)
@@ -170,6 +179,10 @@ func TestApplyErrors(t *testing.T) {
 		{mustParse(t, "crash@1s:worker=3"), []string{"no worker 3 (workers are 0-2)"}},
 		{mustParse(t, "crash@1s:op=nowhere/0"), []string{"no worker 7 (workers are 0-2)"}},
 		{mustParse(t, "crash@1s:op=badop/0"), []string{`"badop/0" runs on the master node`}},
+		{mustParse(t, "pause@1s-2s:op=badop/0"), []string{`"badop/0" runs on the master node, which never pauses`}},
+		{mustParse(t, "pause@1s-2s:worker=3"), []string{"no worker 3 (workers are 0-2)"}},
+		{mustParse(t, "pause@20s-22s:worker=0"), []string{"window starts at 20s"}},
+		{Spec{Kind: Pause, At: 1, End: 2, Worker: -1}, []string{"missing target"}},
 		{mustParse(t, "crash@1s:op=map/0"), []string{`no operator "map" in the deployment (operators: "source", "split", "count", "sink", "badop", "nowhere")`}},
 		{mustParse(t, "crash@1s:op=count/3"), []string{`operator "count" has no instance 3 (it has 3 instances)`}},
 		{mustParse(t, "slow@1s-2s:op=count/9"), []string{`operator "count" has no instance 9`}},

@@ -8,8 +8,10 @@
 //	slow@T1-T2:op=NAME/I[,factor=K]
 //	throttle@T1-T2:edge=A->B,rate=R/s
 //	reorder@T1-T2:edge=A->B|all[,p=P]
+//	pause@T1-T2:worker=N
+//	pause@T1-T2:op=NAME/I
 //
-// or a bare kind ("crash", "slow", "throttle", "reorder") that picks defaults
+// or a bare kind ("crash", "slow", "throttle", "reorder", "pause") that picks defaults
 // from the run duration and the workload's first stateful operator. Times are
 // simulated time, written as Go durations (10s, 500ms, 1.5s) or as a
 // percentage of the run (40%); Parse resolves percentages, so a Spec holds
@@ -41,6 +43,7 @@ const (
 	Slow     Kind = "slow"
 	Throttle Kind = "throttle"
 	Reorder  Kind = "reorder"
+	Pause    Kind = "pause"
 )
 
 // Defaults used when a spec leaves a parameter out.
@@ -55,8 +58,8 @@ const (
 type Spec struct {
 	Kind    Kind
 	At, End engine.Time // End is 0 for crash
-	Worker  int         // crash by worker; -1 otherwise
-	Op      string      // crash/slow target operator ("" when by worker)
+	Worker  int         // crash or pause by worker; -1 otherwise
+	Op      string      // crash/slow/pause target operator ("" when by worker)
 	Index   int         // instance index within Op
 	// From and To name the operators of a throttle or reorder edge; AllEdges
 	// selects every channel instead (reorder only).
@@ -76,13 +79,14 @@ type Defaults struct {
 	UpstreamOp string // the operator feeding StatefulOp, e.g. "split"
 }
 
-var kinds = []Kind{Crash, Slow, Throttle, Reorder}
+var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause}
 
 var grammars = map[Kind]string{
 	Crash:    "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D]",
 	Slow:     "slow@T1-T2:op=NAME/I[,factor=K]",
 	Throttle: "throttle@T1-T2:edge=A->B,rate=R/s",
 	Reorder:  "reorder@T1-T2:edge=A->B|all[,p=P]",
+	Pause:    "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
 }
 
 var descriptions = map[Kind]string{
@@ -94,6 +98,8 @@ var descriptions = map[Kind]string{
 		"to R records/s during T1-T2; bare: the edge into the first stateful operator from 30% to 60% at 1000/s",
 	Reorder: "reorder   non-FIFO delivery with probability P (default 0.2) on the channels of edge A->B, or all channels, " +
 		"during T1-T2; bare: all channels from 25% to 75%",
+	Pause: "pause     stop every process on a worker (SIGSTOP, a long GC) during T1-T2, state intact; a pause longer than the " +
+		"detection delay is declared a failure; bare: the worker of the first stateful operator's instance 0 from 40% to 50%",
 }
 
 var keys = map[Kind][]string{
@@ -101,6 +107,7 @@ var keys = map[Kind][]string{
 	Slow:     {"op", "factor"},
 	Throttle: {"edge", "rate"},
 	Reorder:  {"edge", "p"},
+	Pause:    {"worker", "op"},
 }
 
 // Grammar returns the spec grammar, one line per kind. Times are Go durations
@@ -156,6 +163,12 @@ func (s Spec) String() string {
 		if s.Restart >= 0 {
 			b.WriteString(",restart=")
 			b.WriteString(fmtTime(s.Restart))
+		}
+	case Pause:
+		if s.Op != "" {
+			fmt.Fprintf(&b, "op=%s/%d", s.Op, s.Index)
+		} else {
+			fmt.Fprintf(&b, "worker=%d", s.Worker)
 		}
 	case Slow:
 		fmt.Fprintf(&b, "op=%s/%d,factor=%s", s.Op, s.Index, fmtFloat(s.Factor))
@@ -278,6 +291,11 @@ func bare(k Kind, d Defaults) (Spec, string) {
 		sp.At, sp.End, sp.From, sp.To, sp.Rate = at(0.3), at(0.6), d.UpstreamOp, d.StatefulOp, DefaultRate
 	case Reorder:
 		sp.At, sp.End, sp.AllEdges, sp.P = at(0.25), at(0.75), true, DefaultP
+	case Pause:
+		if m := needOp("a stateful operator", d.StatefulOp); m != "" {
+			return Spec{}, m
+		}
+		sp.At, sp.End, sp.Op = at(0.4), at(0.5), d.StatefulOp
 	}
 	if k != Crash && sp.End <= sp.At {
 		return Spec{}, fmt.Sprintf("bare %q: the run (%s) is too short for a window", string(k), fmtTime(d.Duration))
@@ -332,7 +350,7 @@ func (p *parser) parse(rest string) (Spec, string) {
 		return sp, msg
 	}
 	switch p.kind {
-	case Crash:
+	case Crash, Pause:
 		w, hasW := kv["worker"]
 		op, hasOp := kv["op"]
 		switch {
@@ -440,7 +458,7 @@ func (p *parser) parse(rest string) (Spec, string) {
 
 func targetHint(k Kind) string {
 	switch k {
-	case Crash:
+	case Crash, Pause:
 		return "worker=N or op=NAME/I"
 	case Slow:
 		return "op=NAME/I"
@@ -602,6 +620,15 @@ func validate(s Spec) string {
 		return fmt.Sprintf("window ends at or before it starts (%s <= %s)", fmtTime(s.End), fmtTime(s.At))
 	}
 	switch s.Kind {
+	case Pause:
+		switch {
+		case s.Op != "" && s.Worker >= 0:
+			return "give worker=N or op=NAME/I, not both"
+		case s.Op == "" && s.Worker < 0:
+			return "missing target " + targetHint(s.Kind)
+		case s.Op != "" && s.Index < 0:
+			return fmt.Sprintf("instance %d is negative", s.Index)
+		}
 	case Slow:
 		switch {
 		case s.Op == "":

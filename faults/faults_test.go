@@ -42,6 +42,8 @@ func TestParseGood(t *testing.T) {
 		{"reorder@10%-15s:edge=all", Spec{Kind: Reorder, At: 2 * s, End: 15 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{"slow@50%-150%:op=count/0", Spec{Kind: Slow, At: 10 * s, End: 30 * s, Worker: -1, Op: "count", Restart: -1, Factor: 8}},
 		{"reorder@0%-100%:edge=all", Spec{Kind: Reorder, At: 0, End: 20 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
+		{"pause@5s-7s:worker=1", Spec{Kind: Pause, At: 5 * s, End: 7 * s, Worker: 1, Restart: -1}},
+		{"pause@40%-50%:op=count/2", Spec{Kind: Pause, At: 8 * s, End: 10 * s, Worker: -1, Op: "count", Index: 2, Restart: -1}},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.in, defs)
@@ -90,6 +92,8 @@ func TestString(t *testing.T) {
 		{"slow", "slow@6s-12s:op=count/0,factor=8"},
 		{"throttle", "throttle@6s-12s:edge=split->count,rate=1000/s"},
 		{"reorder", "reorder@5s-15s:edge=all,p=0.2"},
+		{"pause", "pause@8s-10s:op=count/0"},
+		{"pause@1s-1.5s:worker=0", "pause@1s-1.5s:worker=0"},
 	}
 	for _, tt := range tests {
 		sp, err := Parse(tt.in, defs)
@@ -126,6 +130,7 @@ func TestBareDefaults(t *testing.T) {
 		{"throttle", Spec{Kind: Throttle, At: 30 * s, End: 60 * s, Worker: -1, From: "split", To: "count", Restart: -1, Rate: 1000}},
 		{"reorder", Spec{Kind: Reorder, At: 25 * s, End: 75 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{" reorder ", Spec{Kind: Reorder, At: 25 * s, End: 75 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
+		{"pause", Spec{Kind: Pause, At: 40 * s, End: 50 * s, Worker: -1, Op: "count", Restart: -1}},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.in, d)
@@ -153,7 +158,12 @@ func TestParseErrors(t *testing.T) {
 		// kinds
 		{"", defs, []string{"empty spec", "crash, slow, throttle, reorder"}},
 		{"   ", defs, []string{"empty spec"}},
-		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder"}},
+		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder, pause"}},
+		{"pause@1s:worker=1", defs, []string{`pause needs a window T1-T2, got "1s"`}},
+		{"pause@1s-2s", defs, []string{"missing target worker=N or op=NAME/I"}},
+		{"pause@1s-2s:worker=1,op=count/0", defs, []string{"not both"}},
+		{"pause@1s-2s:worker=1,restart=1s", defs, []string{`unknown key "restart" (pause takes worker, op)`}},
+		{"pause@1s-2s:worker=x", defs, []string{`worker "x" is not a worker number`}},
 		{"boom", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder"}},
 		{"Crash", defs, []string{`unknown kind "Crash"`}},
 		{"@1s:worker=1", defs, []string{"missing kind"}},
@@ -272,19 +282,19 @@ func TestParseErrors(t *testing.T) {
 func TestGrammarAndKinds(t *testing.T) {
 	g := Grammar()
 	lines := strings.Split(g, "\n")
-	if len(lines) != 4 {
-		t.Fatalf("Grammar has %d lines, want 4:\n%s", len(lines), g)
+	if len(lines) != 5 {
+		t.Fatalf("Grammar has %d lines, want 5:\n%s", len(lines), g)
 	}
-	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@"} {
+	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@", "pause@"} {
 		if !strings.HasPrefix(lines[i], k) {
 			t.Errorf("Grammar line %d = %q, want prefix %q", i, lines[i], k)
 		}
 	}
 	ks := Kinds()
-	if len(ks) != 4 {
-		t.Fatalf("Kinds() has %d entries, want 4", len(ks))
+	if len(ks) != 5 {
+		t.Fatalf("Kinds() has %d entries, want 5", len(ks))
 	}
-	for i, k := range []string{"crash", "slow", "throttle", "reorder"} {
+	for i, k := range []string{"crash", "slow", "throttle", "reorder", "pause"} {
 		if !strings.HasPrefix(ks[i], k+" ") || strings.Contains(ks[i], "\n") {
 			t.Errorf("Kinds()[%d] = %q", i, ks[i])
 		}

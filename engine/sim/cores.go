@@ -107,6 +107,9 @@ func (s *Sim) dispatchCores(worker int, at engine.Time) {
 			continue
 		}
 		r.p.scheduled = false
+		if r.p.frozen {
+			continue // woken when its worker resumes
+		}
 		s.stepOn(m, c, r.p, at)
 	}
 	if len(m.runq) == 0 {

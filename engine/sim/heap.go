@@ -16,6 +16,9 @@ const (
 	evStoreDone              // a durable write completes
 	evSample                 // metrics bucket boundary
 	evCores                  // a core frees on a machine with processes waiting
+	evPause                  // a worker's processes stop (pause.go)
+	evResume                 // a paused worker's processes resume
+	evDeclare                // the failure detector's timeout on a paused worker
 )
 
 type event struct {

@@ -16,7 +16,10 @@ type proc struct {
 	p    engine.Process
 	inc  uint32 // incarnation: bumped by every kill, so stale events are ignored
 	up   bool
-	rng  *rand.Rand
+	// frozen: the worker is paused (pause.go); the incarnation keeps its
+	// state but runs nothing until it resumes.
+	frozen bool
+	rng    *rand.Rand
 
 	clock     engine.Time // the process's clock during a step
 	busyUntil engine.Time // end of its last slice
@@ -72,6 +75,7 @@ func (p *proc) init(at engine.Time) {
 // channel to and from it.
 func (p *proc) kill() {
 	p.up = false
+	p.frozen = false
 	p.inc++
 	p.p = nil
 	p.scheduled = false
@@ -96,7 +100,7 @@ func (p *proc) kill() {
 
 // wake schedules a slice if the process has something it may do.
 func (p *proc) wake(at engine.Time) {
-	if !p.up || p.scheduled || p.stepping || !p.hasWork() {
+	if !p.up || p.frozen || p.scheduled || p.stepping || !p.hasWork() {
 		return
 	}
 	p.scheduled = true

@@ -53,6 +53,7 @@ type Sim struct {
 	netRand *rand.Rand
 
 	workerDown []bool
+	pauses     []workerPause
 	failures   []engine.Failure
 	store      map[string]stored
 	writes     []pendingWrite
@@ -97,6 +98,7 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 		seed:        cfg.Seed,
 		netRand:     engine.NewRand(engine.ChildSeed(cfg.Seed, "network")),
 		workerDown:  make([]bool, max(cfg.Workers, 0)),
+		pauses:      make([]workerPause, max(cfg.Workers, 0)),
 		store:       map[string]stored{},
 		sampleEvery: cfg.SampleEvery,
 	}
@@ -183,7 +185,9 @@ func (s *Sim) dispatch(e *event) {
 		p := s.procs[e.proc]
 		if p.up && p.inc == e.inc {
 			p.scheduled = false
-			s.runSlice(p, e.at)
+			if !p.frozen {
+				s.runSlice(p, e.at)
+			}
 		}
 	case evCores:
 		s.dispatchCores(int(e.proc), e.at)
@@ -199,7 +203,9 @@ func (s *Sim) dispatch(e *event) {
 		ch := s.chans[e.a]
 		if ch.epoch == e.inc && ch.flushArmed && ch.flushGen == uint32(e.proc) {
 			ch.flushArmed = false
-			s.flush(ch, e.at)
+			if !ch.from.frozen { // a stopped sender flushes when it resumes
+				s.flush(ch, e.at)
+			}
 		}
 	case evCrash:
 		s.crash(int(e.proc), engine.Time(e.a))
@@ -207,13 +213,25 @@ func (s *Sim) dispatch(e *event) {
 		s.workerUp(int(e.proc))
 	case evProcUp:
 		p := s.procs[e.proc]
-		if !p.up && p.inc == e.inc && (p.spec.Worker < 0 || !s.workerDown[p.spec.Worker]) {
+		switch {
+		case p.up || p.inc != e.inc || (p.spec.Worker >= 0 && s.workerDown[p.spec.Worker]):
+		case p.spec.Worker >= 0 && s.pauses[p.spec.Worker].on:
+			// A task re-deployed onto a stopped worker starts when it wakes.
+			ps := &s.pauses[p.spec.Worker]
+			ps.deploy = append(ps.deploy, runReq{p: p, inc: p.inc})
+		default:
 			p.start(e.at)
 		}
 	case evNotify:
 		s.notify(engine.KindFailure, int(e.a), e.at)
 	case evStoreDone:
 		s.storeDone(e)
+	case evPause:
+		s.pauseWorker(int(e.proc), engine.Time(e.a))
+	case evResume:
+		s.resume(int(e.proc), e.inc)
+	case evDeclare:
+		s.declare(int(e.proc), e.inc)
 	case evSample:
 		s.obs.Sample(e.at)
 		s.schedule(event{at: e.at + s.sampleEvery, kind: evSample})
@@ -238,6 +256,7 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 		return
 	}
 	s.workerDown[worker] = true
+	s.endPause(worker)
 	var ids []engine.ProcID
 	for _, p := range s.procs {
 		if p.spec.Worker == worker && p.up {

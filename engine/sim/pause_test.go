@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"testing"
+
+	"ftbench/engine"
+)
+
+// notes records what the runtime tells a coordinator.
+type notes struct{ got *[]engine.Msg }
+
+func (n *notes) Init(engine.Ctx)         {}
+func (n *notes) Timer(engine.Ctx, int64) {}
+func (n *notes) Handle(_ engine.Ctx, from engine.ProcID, m engine.Msg) {
+	if from == engine.Runtime {
+		*n.got = append(*n.got, m)
+	}
+}
+
+// stamper records the clock of every timer it fires (every millisecond).
+type stamper struct{ fired *[]engine.Time }
+
+func (s *stamper) Init(ctx engine.Ctx)                          { ctx.After(engine.Millisecond, 0) }
+func (s *stamper) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
+func (s *stamper) Timer(ctx engine.Ctx, _ int64) {
+	*s.fired = append(*s.fired, ctx.Now())
+	ctx.After(engine.Millisecond, 0)
+}
+
+// A paused worker runs nothing during its pause and resumes with its state;
+// what was sent to it waits. A pause that outlasts the detection delay is a
+// failure: the coordinator is notified at pause start + detect-delay, the
+// paused incarnation is killed (what was queued for it is lost, and it never
+// runs again), and fresh incarnations start when the worker wakes.
+func TestPause(t *testing.T) {
+	const ms = engine.Millisecond
+	for _, tc := range []struct {
+		name     string
+		detect   engine.Time
+		declared bool
+	}{
+		{"shorter than detection", 500 * ms, false},
+		{"longer than detection", 50 * ms, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int64
+			var fired []engine.Time
+			var rt []engine.Msg
+			dep := &engine.Deployment{}
+			dep.Add(engine.ProcSpec{Name: "tick", Worker: 0, New: func() engine.Process { return &clockSender{to: 1} }})
+			dep.Add(engine.ProcSpec{Name: "sink", Worker: 1, New: func() engine.Process { return &consumer{got: &got} }})
+			dep.Add(engine.ProcSpec{Name: "stamp", Worker: 1, New: func() engine.Process { return &stamper{fired: &fired} }})
+			dep.Coordinator = dep.Add(engine.ProcSpec{Name: "coord", Worker: -1, New: func() engine.Process { return &notes{got: &rt} }})
+			cost := engine.DefaultCost()
+			cost.DetectDelay = tc.detect
+			s, err := New(dep, Config{Seed: 1, Cost: cost, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Pause(1, 100*ms, 300*ms); err != nil {
+				t.Fatal(err)
+			}
+			s.Run(400 * ms)
+			for _, at := range fired {
+				if at > 100*ms && at < 300*ms {
+					t.Fatalf("a timer of the paused worker fired at %s", at)
+				}
+			}
+			// Records sent during the pause: delivered after it, or lost
+			// with the declared-failed incarnation.
+			var during int
+			for _, v := range got {
+				if v >= 100 && v < 300 {
+					during++
+				}
+			}
+			if !tc.declared {
+				if len(rt) != 0 {
+					t.Fatalf("coordinator was notified %v of a pause shorter than detection", rt)
+				}
+				for i := 1; i < len(got); i++ {
+					if got[i] != got[i-1]+1 {
+						t.Fatalf("records not delivered in order without gaps: %d after %d", got[i], got[i-1])
+					}
+				}
+				if during < 190 {
+					t.Fatalf("only %d of the records sent during the pause arrived after it", during)
+				}
+				return
+			}
+			if len(rt) != 2 || rt[0].Kind != engine.KindFailure || rt[1].Kind != engine.KindWorkerUp {
+				t.Fatalf("coordinator got %v, want a failure then worker up", rt)
+			}
+			f := rt[0].Body.(engine.Failure)
+			if f.Worker != 1 || f.FailedAt != 100*ms || f.Back || len(f.Procs) != 2 {
+				t.Fatalf("failure %+v, want worker 1 failed at 100ms with its 2 processes, not back", f)
+			}
+			if during > 0 {
+				t.Fatalf("%d records sent during a declared pause reached the next incarnation", during)
+			}
+			if got[len(got)-1] < 380 {
+				t.Fatalf("the sink's fresh incarnation did not receive records after the pause (last %d)", got[len(got)-1])
+			}
+		})
+	}
+}
+
