@@ -563,7 +563,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 			v := round3(t.Seconds())
 			rec.LagRecoveryTimeS = &v
 		}
-		if s.Kind == "crash" {
+		if s.Kind == faults.Crash || s.Kind == faults.Pause {
 			hasCrash = true
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
 		}
@@ -594,22 +594,23 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 	return &w
 }
 
-// phases is the breakdown of crash fault i's recovery from the events the
-// runtime and the system recorded (README: recovery phases), in seconds
-// after the crash; a step the run did not record is left out. Events count
-// from the crash until the next crash, so that one fault's steps are not
-// credited to another.
+// phases is the breakdown of crash or pause fault i's recovery from the
+// events the runtime and the system recorded (README: recovery phases), in
+// seconds after the crash or the pause's start; a step the run did not
+// record is left out (a pause shorter than detection has no detection,
+// restart or restore). Events count from the fault until the next crash or
+// pause, so that one fault's steps are not credited to another.
 func (r *runner) phases(i int, rec *float64) *Phases {
 	s := r.specs[i]
 	until := engine.Time(math.MaxInt64)
 	for _, o := range r.specs {
-		if o.Kind == "crash" && o.At > s.At {
+		if (o.Kind == faults.Crash || o.Kind == faults.Pause) && o.At > s.At {
 			until = min(until, o.At)
 		}
 	}
 	worker := int64(-1)
 	for _, e := range r.events {
-		if e.Kind == "worker_crash" && e.Time == s.At {
+		if (e.Kind == "worker_crash" || e.Kind == "worker_pause") && e.Time == s.At {
 			worker = e.ID
 			break
 		}

@@ -26,7 +26,9 @@ import (
 // the worker_crash event or the fault spec or the cost model). When a
 // system has a failure detector (run.json detection_delay_s), the moment
 // the coordinator is notified (crash + detect-delay) is drawn as a dashed
-// line labelled "detected".
+// line labelled "detected". A pause is a window from its start to its end;
+// when it outlasts the detection delay, the worker is declared failed at
+// start + detect-delay and that moment is drawn the same way.
 type band struct {
 	Kind     string
 	Label    string
@@ -40,6 +42,7 @@ var bandColors = map[string]color.NRGBA{
 	"slow":     {R: 240, G: 150, B: 0, A: 55},
 	"throttle": {R: 200, G: 180, B: 0, A: 60},
 	"reorder":  {R: 130, G: 60, B: 200, A: 45},
+	"pause":    {R: 0, G: 120, B: 200, A: 50},
 }
 
 func bandColor(kind string) color.NRGBA {
@@ -103,8 +106,13 @@ func faultBands(runs []*sweep.StoredRun) []band {
 		}
 	}
 	for i := range bands {
-		if bands[i].Kind == "crash" && detect > 0 {
-			bands[i].Detected = bands[i].Start + detect
+		b := &bands[i]
+		switch {
+		case detect <= 0:
+		case b.Kind == "crash":
+			b.Detected = b.Start + detect
+		case b.Kind == "pause" && b.End-b.Start > detect:
+			b.Detected = b.Start + detect
 		}
 	}
 	sort.SliceStable(bands, func(i, j int) bool { return bands[i].Start < bands[j].Start })
@@ -132,8 +140,11 @@ func specEnd(r *sweep.StoredRun, spec string, start float64) float64 {
 
 func bandLabel(spec string, b band) string {
 	_, target, _ := strings.Cut(spec, ":")
-	if b.Kind == "crash" {
+	switch b.Kind {
+	case "crash":
 		return fmt.Sprintf("crash %s (down %.3gs)", target, b.End-b.Start)
+	case "pause":
+		return fmt.Sprintf("pause %s (stopped %.3gs)", target, b.End-b.Start)
 	}
 	return fmt.Sprintf("%s %s", b.Kind, target)
 }
@@ -194,8 +205,11 @@ func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 		}
 		seen[b.Kind] = true
 		name := b.Kind + " window"
-		if b.Kind == "crash" {
+		switch b.Kind {
+		case "crash":
 			name = "crash: worker down"
+		case "pause":
+			name = "pause: worker stopped"
 		}
 		legend = append(legend, legendEntry{name, boxThumb{bandColor(b.Kind)}})
 	}

@@ -28,12 +28,18 @@ const (
 	PathCLReorder       = "cl-under-reorder"
 	PathLaiYangReorder  = "lai-yang-under-reorder"
 	PathMatternReorder  = "mattern-under-reorder"
+	// A pause that outlasts the detection delay: the worker is declared
+	// failed while its processes are stopped, and recovery runs around them.
+	PathPauseDeclared = "pause-declared-failed"
+	// An ack timeout replays trees stuck behind a paused worker that is not
+	// declared failed: the originals are still queued there (stormack).
+	PathPauseReplay = "timeout-replay-during-pause"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
-	PathCLReorder, PathLaiYangReorder, PathMatternReorder}
+	PathCLReorder, PathLaiYangReorder, PathMatternReorder, PathPauseDeclared, PathPauseReplay}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -69,6 +75,9 @@ func applicable(cfg harness.Config) map[string]bool {
 			a[q] = true
 		}
 	}
+	if !p2p && cfg.System != "none" { // pauses are drawn where crashes are; none has no recovery
+		set(PathPauseDeclared)
+	}
 	switch cfg.System {
 	case "barrier":
 		set(PathCheckpoint, PathCrashWrite, PathRestore)
@@ -102,7 +111,7 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathMatternReorder)
 		}
 	case "stormack":
-		set(PathTimeoutReplay)
+		set(PathTimeoutReplay, PathPauseReplay)
 	}
 	return a
 }
@@ -157,6 +166,7 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		return 0
 	})
 	open := map[span]bool{}
+	paused := map[int64]bool{} // paused workers, true once declared failed
 	for _, e := range ev {
 		if path, ok := spanStarts[e.Kind]; ok {
 			open[span{path, e.Proc, e.ID}] = true
@@ -165,7 +175,16 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			delete(open, span{path, e.Proc, e.ID})
 		}
 		switch e.Kind {
-		case "worker_crash":
+		case "worker_pause":
+			paused[e.ID] = false
+		case "worker_resume":
+			delete(paused, e.ID)
+		case "worker_declared_failed":
+			paused[e.ID] = true
+			hit[PathPauseDeclared] = true
+		}
+		switch e.Kind {
+		case "worker_crash", "worker_declared_failed": // either kills the worker's processes
 			for s := range open {
 				// A pending transaction counts wherever its sink runs:
 				// barrier and snapshot roll back globally, so every sink's
@@ -198,6 +217,11 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "timeout_replay":
 			hit[PathTimeoutReplay] = true
+			for _, declared := range paused {
+				if !declared {
+					hit[PathPauseReplay] = true
+				}
+			}
 		case "unaligned_switch":
 			hit[PathAlignTimeout] = true
 		case "speculative_task":

@@ -39,6 +39,42 @@ func TestPathsHitFromEvents(t *testing.T) {
 	}
 }
 
+// Pause paths: a timeout replay while a worker is paused and not (yet)
+// declared failed; a declaration, which kills like a crash.
+func TestPausePathsFromEvents(t *testing.T) {
+	ms := engine.Millisecond
+	cfg := harness.Config{Duration: engine.Second}
+	workerOf := map[string]int{"count/0": 0, "sink/0": 1}
+	for _, tc := range []struct {
+		name                       string
+		ev                         []engine.Event
+		declared, replay, crash2pc bool
+	}{
+		{"replay before resume", []engine.Event{
+			{Time: 10 * ms, Kind: "worker_pause", ID: 1},
+			{Time: 20 * ms, Proc: "source/0", Kind: "timeout_replay"},
+			{Time: 30 * ms, Kind: "worker_resume", ID: 1},
+		}, false, true, false},
+		{"replay after resume", []engine.Event{
+			{Time: 10 * ms, Kind: "worker_pause", ID: 1},
+			{Time: 30 * ms, Kind: "worker_resume", ID: 1},
+			{Time: 40 * ms, Proc: "source/0", Kind: "timeout_replay"},
+		}, false, false, false},
+		{"declared", []engine.Event{
+			{Time: 5 * ms, Proc: "sink/0", Kind: "sink_precommit", ID: 1},
+			{Time: 10 * ms, Kind: "worker_pause", ID: 1},
+			{Time: 20 * ms, Kind: "worker_declared_failed", ID: 1},
+			{Time: 25 * ms, Proc: "source/0", Kind: "timeout_replay"},
+			{Time: 30 * ms, Kind: "worker_resume", ID: 1},
+		}, true, false, true},
+	} {
+		hit := pathsHit(cfg, tc.ev, workerOf)
+		if hit[PathPauseDeclared] != tc.declared || hit[PathPauseReplay] != tc.replay || hit[PathCrash2PC] != tc.crash2pc {
+			t.Errorf("%s: %v", tc.name, hit)
+		}
+	}
+}
+
 // Options the user set are kept; the others are drawn, and n/a paths follow
 // the configuration (a plain sink has no 2PC commit).
 func TestDrawnOptionsAndApplicability(t *testing.T) {

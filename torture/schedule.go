@@ -215,9 +215,11 @@ func (g *drawer) fault() (faults.Spec, bool) {
 		}
 	}
 	edges := g.edges()
-	w := []int{0, 0, 0, 0} // crash, slow, throttle, reorder
+	w := []int{0, 0, 0, 0, 0} // crash, slow, throttle, reorder, pause
 	if g.mayCrash {
-		w[0] = 5
+		// A pause past the detection delay is a failure too, so it is
+		// drawn where crashes are.
+		w[0], w[4] = 5, 2
 	}
 	if len(ops) > 0 {
 		w[1] = 2
@@ -228,12 +230,14 @@ func (g *drawer) fault() (faults.Spec, bool) {
 	if g.reorder {
 		w[3] = 2
 	}
-	if w[0]+w[1]+w[2]+w[3] == 0 {
+	if w[0]+w[1]+w[2]+w[3]+w[4] == 0 {
 		return faults.Spec{}, false
 	}
 	switch pick(g.rng, w) {
 	case 0:
 		return g.crash(lo, hi), true
+	case 4:
+		return g.pause(lo, hi), true
 	case 1:
 		p := ops[g.rng.IntN(len(ops))]
 		at := g.uniform(lo, hi)
@@ -301,6 +305,27 @@ func (g *drawer) crash(lo, hi engine.Time) faults.Spec {
 		s.At = max(lo, late/engine.Millisecond*engine.Millisecond)
 	}
 	g.crashes = append(g.crashes, s.At)
+	return s
+}
+
+// pause draws a pause of a random worker: half the time shorter than the
+// detection delay (the worker resumes as if nothing happened, unless an ack
+// timeout fires meanwhile), half the time longer (it is declared failed and
+// recovered from as a crash, and its paused tasks never run again). Like a
+// crash's restart, it ends before 80% of the input.
+func (g *drawer) pause(lo, hi engine.Time) faults.Spec {
+	detect := engine.DefaultCost().DetectDelay
+	s := faults.Spec{Kind: faults.Pause, Worker: g.rng.IntN(g.cfg.Workers), Restart: -1}
+	s.At = g.uniform(lo, hi)
+	d := g.uniform(50*engine.Millisecond, detect)
+	if g.rng.IntN(2) == 0 {
+		d = detect + g.uniform(engine.Millisecond, 1500*engine.Millisecond)
+	}
+	d = max(d, engine.Millisecond)
+	if late := g.cfg.Duration*8/10 - d; s.At > late {
+		s.At = max(lo, late/engine.Millisecond*engine.Millisecond)
+	}
+	s.End = s.At + d
 	return s
 }
 

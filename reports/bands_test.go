@@ -1,0 +1,56 @@
+package reports
+
+import (
+	"testing"
+
+	"ftbench/engine"
+	"ftbench/faults"
+	"ftbench/harness"
+	"ftbench/sweep"
+)
+
+// A pause is shaded over its window; the detection line is drawn only for a
+// pause that outlasts the detection delay (the worker declared failed).
+func TestPauseBands(t *testing.T) {
+	for _, tc := range []struct {
+		spec          string
+		end, detected float64
+		label         string
+	}{
+		{"pause@2s-2.5s:worker=1", 2.5, 0, "pause worker=1 (stopped 0.5s)"},
+		{"pause@2s-3.5s:worker=1", 3.5, 3, "pause worker=1 (stopped 1.5s)"},
+	} {
+		detect := 1.0
+		res := &harness.Result{DetectionDelayS: &detect}
+		res.Config.DurationS = 5
+		sp := mustSpec(t, tc.spec)
+		r := &sweep.StoredRun{Result: res, Events: []engine.Event{
+			{Time: sp.At, Kind: "fault_start", Note: tc.spec},
+			{Time: sp.At, Kind: "worker_pause", ID: 1, Value: int64(sp.End - sp.At)},
+			{Time: sp.End, Kind: "fault_end", Note: tc.spec},
+		}}
+		bands := faultBands([]*sweep.StoredRun{r})
+		if len(bands) != 1 {
+			t.Fatalf("%s: %d bands", tc.spec, len(bands))
+		}
+		b := bands[0]
+		if b.Kind != "pause" || b.Start != 2 || b.End != tc.end || b.Detected != tc.detected || b.Label != tc.label {
+			t.Errorf("%s: band %+v, want end %g detected %g label %q", tc.spec, b, tc.end, tc.detected, tc.label)
+		}
+		// Without events, the band comes from run.json's faults alike.
+		res.Faults = []string{tc.spec}
+		r.Events = nil
+		if nb := faultBands([]*sweep.StoredRun{r}); len(nb) != 1 || nb[0] != b {
+			t.Errorf("%s: from run.json %+v, want %+v", tc.spec, nb, b)
+		}
+	}
+}
+
+func mustSpec(t *testing.T, spec string) faults.Spec {
+	t.Helper()
+	sp, err := faults.Parse(spec, faults.Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
