@@ -104,4 +104,3 @@ func TestPause(t *testing.T) {
 		})
 	}
 }
-
