@@ -80,6 +80,9 @@ const (
 	// KindStoreDone tells a process that its Store.Put completed; Val is the
 	// token passed to Put and Body the key.
 	KindStoreDone
+	// KindStoreFailed tells a process that its Store.Put failed (the store
+	// was down): nothing was written. Val is the token, Body the key.
+	KindStoreFailed
 )
 
 // Failure is the body of a KindFailure notification.
@@ -150,8 +153,10 @@ type Ctx interface {
 // Values must not be mutated after Put: store a copy.
 type Store interface {
 	// Put writes val (size bytes) asynchronously. When the write is durable
-	// the writer receives Msg{Kind: KindStoreDone, Val: token} from Runtime.
-	// A write in progress when its writer crashes is lost.
+	// the writer receives Msg{Kind: KindStoreDone, Val: token} from Runtime;
+	// when it fails (the store is down) Msg{Kind: KindStoreFailed, Val:
+	// token} instead, and nothing is written. A write in progress when its
+	// writer crashes is lost.
 	Put(key string, val any, size int64, token int64)
 	// Get reads a value, charging the read cost to the caller as Work.
 	Get(key string) (any, bool)

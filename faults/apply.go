@@ -15,6 +15,8 @@ type Target interface {
 	Reorder(from, to engine.Time, p float64, match func(from, to engine.ProcID) bool)
 	Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool)
 	Pause(worker int, from, to engine.Time) error
+	StoreSlow(from, to engine.Time, factor float64) error
+	StoreDown(from, to engine.Time) error
 }
 
 // Apply resolves every spec against dep (a run on workers workers that ends
@@ -83,6 +85,11 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 			}
 			factor := s.Factor
 			steps = append(steps, func() error { return t.Slow(id, from, to, factor) })
+		case StoreSlow:
+			factor := s.Factor
+			steps = append(steps, func() error { return t.StoreSlow(from, to, factor) })
+		case StoreDown:
+			steps = append(steps, func() error { return t.StoreDown(from, to) })
 		case Throttle, Reorder:
 			match, msg := edgeMatch(dep, s)
 			if msg != "" {

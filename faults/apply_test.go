@@ -47,6 +47,16 @@ func (f *fakeTarget) Pause(worker int, from, to engine.Time) error {
 	return nil
 }
 
+func (f *fakeTarget) StoreSlow(from, to engine.Time, factor float64) error {
+	f.calls = append(f.calls, call{kind: "store-slow", from: from, to: to, value: factor})
+	return nil
+}
+
+func (f *fakeTarget) StoreDown(from, to engine.Time) error {
+	f.calls = append(f.calls, call{kind: "store-down", from: from, to: to})
+	return nil
+}
+
 func (f *fakeTarget) Throttle(from, to engine.Time, rate float64, match func(from, to engine.ProcID) bool) {
 	f.calls = append(f.calls, call{kind: "throttle", from: from, to: to, value: rate, match: match})
 }
@@ -93,6 +103,8 @@ func TestApply(t *testing.T) {
 		mustParse(t, "reorder@1s-2s:edge=count->sink"),
 		mustParse(t, "pause@3s-4s:op=count/1"), // worker 1
 		mustParse(t, "pause@19s-25s:worker=0"), // clipped
+		mustParse(t, "store-slow@2s-3s:factor=5"),
+		mustParse(t, "store-down@18s-30s"), // clipped
 	}
 	ft := &fakeTarget{}
 	if err := Apply(specs, dep, workers, end, ft); err != nil {
@@ -108,6 +120,8 @@ func TestApply(t *testing.T) {
 		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.2},
 		{kind: "pause", worker: 1, from: 3 * s, to: 4 * s},
 		{kind: "pause", worker: 0, from: 19 * s, to: 20 * s},
+		{kind: "store-slow", from: 2 * s, to: 3 * s, value: 5},
+		{kind: "store-down", from: 18 * s, to: 20 * s},
 	}
 	if len(ft.calls) != len(want) {
 		t.Fatalf("got %d calls, want %d: %+v", len(ft.calls), len(want), ft.calls)

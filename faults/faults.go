@@ -10,8 +10,11 @@
 //	reorder@T1-T2:edge=A->B|all[,p=P]
 //	pause@T1-T2:worker=N
 //	pause@T1-T2:op=NAME/I
+//	store-slow@T1-T2[:factor=K]
+//	store-down@T1-T2
 //
-// or a bare kind ("crash", "slow", "throttle", "reorder", "pause") that picks defaults
+// or a bare kind ("crash", "slow", "throttle", "reorder", "pause",
+// "store-slow", "store-down") that picks defaults
 // from the run duration and the workload's first stateful operator. Times are
 // simulated time, written as Go durations (10s, 500ms, 1.5s) or as a
 // percentage of the run (40%); Parse resolves percentages, so a Spec holds
@@ -44,6 +47,10 @@ const (
 	Throttle Kind = "throttle"
 	Reorder  Kind = "reorder"
 	Pause    Kind = "pause"
+	// StoreSlow and StoreDown are faults of the checkpoint store (durable
+	// storage), not of a worker: it slows down or stops taking writes.
+	StoreSlow Kind = "store-slow"
+	StoreDown Kind = "store-down"
 )
 
 // Defaults used when a spec leaves a parameter out.
@@ -51,6 +58,9 @@ const (
 	DefaultFactor = 8.0    // slow: CPU cost multiplier
 	DefaultP      = 0.2    // reorder: probability
 	DefaultRate   = 1000.0 // bare throttle: records per second per channel
+	// DefaultStoreFactor is store-slow's: a store ten times slower than
+	// usual, as a throttled or overloaded object store is.
+	DefaultStoreFactor = 10.0
 )
 
 // Spec is one parsed fault. Times are absolute (percentages are resolved by
@@ -66,7 +76,7 @@ type Spec struct {
 	From, To string
 	AllEdges bool
 	Restart  engine.Time // crash: restart delay; -1 = the cost model's default
-	Factor   float64     // slow
+	Factor   float64     // slow, store-slow
 	Rate     float64     // throttle: records per second per channel
 	P        float64     // reorder
 }
@@ -79,14 +89,16 @@ type Defaults struct {
 	UpstreamOp string // the operator feeding StatefulOp, e.g. "split"
 }
 
-var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause}
+var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, StoreSlow, StoreDown}
 
 var grammars = map[Kind]string{
-	Crash:    "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D]",
-	Slow:     "slow@T1-T2:op=NAME/I[,factor=K]",
-	Throttle: "throttle@T1-T2:edge=A->B,rate=R/s",
-	Reorder:  "reorder@T1-T2:edge=A->B|all[,p=P]",
-	Pause:    "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
+	Crash:     "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D]",
+	Slow:      "slow@T1-T2:op=NAME/I[,factor=K]",
+	Throttle:  "throttle@T1-T2:edge=A->B,rate=R/s",
+	Reorder:   "reorder@T1-T2:edge=A->B|all[,p=P]",
+	Pause:     "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
+	StoreSlow: "store-slow@T1-T2[:factor=K]",
+	StoreDown: "store-down@T1-T2",
 }
 
 var descriptions = map[Kind]string{
@@ -100,14 +112,20 @@ var descriptions = map[Kind]string{
 		"during T1-T2; bare: all channels from 25% to 75%",
 	Pause: "pause     stop every process on a worker (SIGSTOP, a long GC) during T1-T2, state intact; a pause longer than the " +
 		"detection delay is declared a failure; bare: the worker of the first stateful operator's instance 0 from 40% to 50%",
+	StoreSlow: "store-slow the checkpoint store is K times slower (default 10) for writes issued and reads made during T1-T2; " +
+		"bare: from 30% to 60%",
+	StoreDown: "store-down the checkpoint store fails every write in progress during T1-T2 (the writer is told); " +
+		"bare: from 30% to 60%",
 }
 
 var keys = map[Kind][]string{
-	Crash:    {"worker", "op", "restart"},
-	Slow:     {"op", "factor"},
-	Throttle: {"edge", "rate"},
-	Reorder:  {"edge", "p"},
-	Pause:    {"worker", "op"},
+	Crash:     {"worker", "op", "restart"},
+	Slow:      {"op", "factor"},
+	Throttle:  {"edge", "rate"},
+	Reorder:   {"edge", "p"},
+	Pause:     {"worker", "op"},
+	StoreSlow: {"factor"},
+	StoreDown: {},
 }
 
 // Grammar returns the spec grammar, one line per kind. Times are Go durations
@@ -172,6 +190,10 @@ func (s Spec) String() string {
 		}
 	case Slow:
 		fmt.Fprintf(&b, "op=%s/%d,factor=%s", s.Op, s.Index, fmtFloat(s.Factor))
+	case StoreSlow:
+		fmt.Fprintf(&b, "factor=%s", fmtFloat(s.Factor))
+	case StoreDown:
+		return strings.TrimSuffix(b.String(), ":")
 	case Throttle:
 		fmt.Fprintf(&b, "edge=%s,rate=%s/s", s.edge(), fmtFloat(s.Rate))
 	case Reorder:
@@ -296,6 +318,10 @@ func bare(k Kind, d Defaults) (Spec, string) {
 			return Spec{}, m
 		}
 		sp.At, sp.End, sp.Op = at(0.4), at(0.5), d.StatefulOp
+	case StoreSlow:
+		sp.At, sp.End, sp.Factor = at(0.3), at(0.6), DefaultStoreFactor
+	case StoreDown:
+		sp.At, sp.End = at(0.3), at(0.6)
 	}
 	if k != Crash && sp.End <= sp.At {
 		return Spec{}, fmt.Sprintf("bare %q: the run (%s) is too short for a window", string(k), fmtTime(d.Duration))
@@ -306,6 +332,11 @@ func bare(k Kind, d Defaults) (Spec, string) {
 // parse parses what follows '@'. It returns a problem description or "".
 func (p *parser) parse(rest string) (Spec, string) {
 	sp := Spec{Kind: p.kind, Worker: -1, Restart: -1}
+	if (p.kind == StoreSlow || p.kind == StoreDown) && !strings.Contains(rest, ":") {
+		// store-slow@T1-T2,factor=K: the store is the target, so the
+		// arguments may follow the window directly.
+		rest = strings.Replace(rest, ",", ":", 1)
+	}
 	times, args, hasColon := strings.Cut(rest, ":")
 	times = strings.TrimSpace(times)
 	if p.kind == Crash {
@@ -342,7 +373,15 @@ func (p *parser) parse(rest string) (Spec, string) {
 		}
 		sp.At, sp.End = at, end
 	}
-	if !hasColon || strings.TrimSpace(args) == "" {
+	switch {
+	case p.kind == StoreSlow && (!hasColon || strings.TrimSpace(args) == ""):
+		sp.Factor = DefaultStoreFactor
+		return sp, ""
+	case p.kind == StoreDown && (!hasColon || strings.TrimSpace(args) == ""):
+		return sp, ""
+	case p.kind == StoreDown:
+		return sp, fmt.Sprintf("store-down takes no arguments, got %q", strings.TrimSpace(args))
+	case !hasColon || strings.TrimSpace(args) == "":
 		return sp, "missing target " + targetHint(p.kind)
 	}
 	kv, msg := p.args(args)
@@ -380,6 +419,18 @@ func (p *parser) parse(rest string) (Spec, string) {
 				return sp, msg
 			}
 			sp.Restart = d
+		}
+	case StoreSlow:
+		sp.Factor = DefaultStoreFactor
+		if f, ok := kv["factor"]; ok {
+			v, msg := parseFloat("factor", f)
+			if msg != "" {
+				return sp, msg
+			}
+			if v <= 0 {
+				return sp, fmt.Sprintf("factor %q must be positive", f)
+			}
+			sp.Factor = v
 		}
 	case Slow:
 		op, ok := kv["op"]
@@ -620,6 +671,10 @@ func validate(s Spec) string {
 		return fmt.Sprintf("window ends at or before it starts (%s <= %s)", fmtTime(s.End), fmtTime(s.At))
 	}
 	switch s.Kind {
+	case StoreSlow:
+		if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
+			return fmt.Sprintf("factor %g must be positive", s.Factor)
+		}
 	case Pause:
 		switch {
 		case s.Op != "" && s.Worker >= 0:

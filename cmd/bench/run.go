@@ -22,7 +22,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system (see `bench list`)"},
 		&cli.StringFlag{Name: "variant", Usage: "system variant (default: the system's first)"},
 		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see `bench list`)"},
-		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause; see `bench list`)"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause, store-slow, store-down; see `bench list`)"},
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
 		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the cost model's capacity bound on this hardware)"},
 		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},

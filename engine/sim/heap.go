@@ -34,7 +34,10 @@ type event struct {
 
 // flagPeriodic marks a timer that its process re-armed from its own
 // handler: a periodic timer, which quiescence does not wait for.
-const flagPeriodic uint8 = 1
+const (
+	flagPeriodic uint8 = 1 << iota // evTimer: a timer re-armed from its own handler
+	flagFailed                     // evStoreDone: the write failed (store down)
+)
 
 func (e *event) before(o *event) bool {
 	return e.at < o.at || (e.at == o.at && e.seq < o.seq)

@@ -59,8 +59,9 @@ type Sim struct {
 	writes     []pendingWrite
 	freeWrites []int64
 
-	reorders  []reorderRule
-	throttles []throttleRule
+	reorders   []reorderRule
+	throttles  []throttleRule
+	storeRules []storeRule
 
 	sampleEvery engine.Time
 	stopped     bool
