@@ -27,10 +27,10 @@ func (w *outcomeWriter) Timer(engine.Ctx, int64) {}
 func TestStoreFaults(t *testing.T) {
 	const ms = engine.Millisecond
 	for _, tc := range []struct {
-		name     string
-		install  func(s *Sim) error
-		kind     uint16
-		at       engine.Time
+		name    string
+		install func(s *Sim) error
+		kind    uint16
+		at      engine.Time
 		written bool
 	}{
 		{"no fault", func(*Sim) error { return nil }, engine.KindStoreDone, 10 * ms, true},

@@ -118,6 +118,7 @@ type driver struct {
 	nextID  int64
 	recs    []*recovery
 	ckpts   map[int64]*ckptState // checkpoint batches not yet complete
+	store   retryingWriter       // the batch log and commit records, until durable
 }
 
 func newDriver(e *env) *driver { return &driver{e: e} }
@@ -166,7 +167,10 @@ func (d *driver) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 		d.onFailure(m.Body.(engine.Failure))
 	case engine.KindWorkerUp:
 		d.onWorkerUp(int(m.Val))
+	case engine.KindStoreFailed:
+		d.store.failed(ctx, m.Val)
 	case engine.KindStoreDone:
+		d.store.done(m.Val)
 		b := m.Val >> 1
 		if m.Val&1 == 0 {
 			d.batches[b].ready = true
@@ -186,6 +190,8 @@ func (d *driver) Timer(ctx engine.Ctx, id int64) {
 	switch id {
 	case timerCut:
 		d.cut()
+	case timerStoreRetry:
+		d.store.fire(ctx)
 	case timerSpeculate:
 		d.speculate()
 		ctx.After(speculationInterval, timerSpeculate)
@@ -210,7 +216,7 @@ func (d *driver) cut() {
 		n += b.hi[p] - b.lo[p]
 	}
 	d.batches = append(d.batches, b)
-	d.ctx.Store().Put(fmt.Sprintf("lineage/batch/%d", b.id), ranges, int64(16*P+16), b.id<<1)
+	d.store.put(d.ctx, fmt.Sprintf("lineage/batch/%d", b.id), ranges, int64(16*P+16), b.id<<1)
 	d.ctx.Record(engine.Event{Kind: "batch_cut", ID: b.id, Value: n})
 	next := engine.Time(b.id+2) * d.e.cfg.interval
 	d.ctx.After(max(next-now, 0), timerCut)
@@ -334,7 +340,7 @@ func (d *driver) commitNext() {
 	}
 	d.commit = true
 	id := d.jobs[0].b.id
-	d.ctx.Store().Put(fmt.Sprintf("lineage/commit/%d", id), id, 16, id<<1|1)
+	d.store.put(d.ctx, fmt.Sprintf("lineage/commit/%d", id), id, 16, id<<1|1)
 }
 
 // committed makes batch b's effects visible. A batch commits at most once

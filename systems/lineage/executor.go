@@ -32,6 +32,7 @@ type executor struct {
 	cur     *run
 	queue   []*taskSpec
 	writes  map[int64]*ckptAck // checkpoint writes in flight, by token
+	store   retryingWriter     // the same writes, until durable
 	gen     int64              // burn timer generation: stale timers are ignored
 }
 
@@ -81,7 +82,10 @@ func (x *executor) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		x.peerLost(int(m.Val))
 	case kGC:
 		x.gc(m.Body.(gcMsg))
+	case engine.KindStoreFailed:
+		x.store.failed(ctx, m.Val)
 	case engine.KindStoreDone:
+		x.store.done(m.Val)
 		if a, ok := x.writes[m.Val]; ok {
 			delete(x.writes, m.Val)
 			x.ctx.Record(engine.Event{Kind: "snapshot_acked", ID: m.Val, Value: a.ver})
@@ -92,6 +96,10 @@ func (x *executor) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 
 func (x *executor) Timer(ctx engine.Ctx, id int64) {
 	x.ctx = ctx
+	if id == timerStoreRetry {
+		x.store.fire(ctx)
+		return
+	}
 	if r := x.cur; r != nil && r.phase == phaseBurn && id == x.gen {
 		x.burn()
 	}
@@ -257,7 +265,7 @@ func (x *executor) publish() {
 			// which a crash of this executor loses the write (torture's
 			// coverage).
 			x.ctx.Record(engine.Event{Kind: "snapshot_write", ID: sp.attempt, Value: sp.to, Bytes: r.res.ckpt})
-			x.ctx.Store().Put(ckptKey(sp.s, sp.part, sp.to), r.state, r.res.ckpt, sp.attempt)
+			x.store.put(x.ctx, ckptKey(sp.s, sp.part, sp.to), r.state, r.res.ckpt, sp.attempt)
 		}
 	}
 	x.finish(r.res)

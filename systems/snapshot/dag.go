@@ -60,25 +60,55 @@ func compileDAG(job systems.Job) (*engine.Deployment, error) {
 	return dep, nil
 }
 
-// pendingAcks are snapshots written but not yet durable; the ack is sent
-// only once they are (a message that depends on a write follows it).
-type pendingAcks []struct {
-	n   int64
-	ack checkpoint.Ack
+// pendingAcks are snapshots written but not yet acknowledged; the ack is
+// sent only once the snapshot is durable (a message that depends on a write
+// follows it) and, at a sink, once every transaction it lists is durable
+// too: a restore takes a listed transaction whose record is missing for
+// committed, so the record must exist before the checkpoint can complete.
+type pendingAcks []pendingAck
+
+type pendingAck struct {
+	n      int64
+	ack    checkpoint.Ack
+	stored bool
 }
 
 func (a *pendingAcks) add(n int64, ack checkpoint.Ack) {
-	*a = append(*a, struct {
-		n   int64
-		ack checkpoint.Ack
-	}{n, ack})
+	*a = append(*a, pendingAck{n: n, ack: ack})
 }
 
-func (a *pendingAcks) durable(ctx engine.Ctx, part *checkpoint.Participant, n int64) {
+// durable marks snapshot n durable and sends every ack that is ready;
+// ready(n) says whether what snapshot n depends on besides itself is
+// durable (nil: nothing).
+func (a *pendingAcks) durable(ctx engine.Ctx, part *checkpoint.Participant, n int64, ready func(int64) bool) {
+	for i := range *a {
+		if (*a)[i].n == n {
+			(*a)[i].stored = true
+		}
+	}
+	a.flush(ctx, part, ready)
+}
+
+// flush sends the acks that are ready, in checkpoint order.
+func (a *pendingAcks) flush(ctx engine.Ctx, part *checkpoint.Participant, ready func(int64) bool) {
+	kept := (*a)[:0]
+	for _, x := range *a {
+		if x.stored && (ready == nil || ready(x.n)) {
+			part.Acknowledge(ctx, x.n, x.ack)
+			continue
+		}
+		kept = append(kept, x)
+	}
+	*a = kept
+}
+
+// failed drops snapshot n, whose write the store failed, and declines the
+// checkpoint.
+func (a *pendingAcks) failed(ctx engine.Ctx, part *checkpoint.Participant, n int64) {
 	for i, x := range *a {
 		if x.n == n {
-			part.Acknowledge(ctx, n, x.ack)
 			*a = append((*a)[:i], (*a)[i+1:]...)
+			part.Decline(ctx, n)
 			return
 		}
 	}
@@ -104,7 +134,9 @@ func (s *source) Init(engine.Ctx) { s.part.Coordinator = s.job.coord }
 func (s *source) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	switch m.Kind {
 	case engine.KindStoreDone:
-		s.acks.durable(ctx, &s.part, m.Val)
+		s.acks.durable(ctx, &s.part, m.Val, nil)
+	case engine.KindStoreFailed:
+		s.acks.failed(ctx, &s.part, m.Val)
 	case checkpoint.KindDeploy:
 		n := s.part.OnDeploy(m)
 		s.reader.Next = 0
@@ -199,7 +231,16 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	switch {
 	case m.Kind == engine.KindStoreDone:
 		if m.Val < txnToken {
-			t.acks.durable(ctx, &t.part, m.Val)
+			t.acks.durable(ctx, &t.part, m.Val, t.txnsDurable)
+		} else if t.sink != nil {
+			t.sink.stored(m.Val - txnToken)
+			t.acks.flush(ctx, &t.part, t.txnsDurable)
+		}
+	case m.Kind == engine.KindStoreFailed:
+		if m.Val < txnToken {
+			t.acks.failed(ctx, &t.part, m.Val)
+		} else if t.sink != nil {
+			t.sink.rewrite(ctx, m.Val-txnToken)
 		}
 	case m.Kind == checkpoint.KindDeploy:
 		t.deploy(ctx, m)
@@ -230,6 +271,10 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		t.process(ctx, m)
 	}
 }
+
+// txnsDurable says whether every transaction a sink's snapshot n lists is
+// durable (true for a task that is not a sink).
+func (t *task) txnsDurable(n int64) bool { return t.sink == nil || t.sink.durableThrough(n) }
 
 func (t *task) input(from engine.ProcID) int {
 	if from < 0 || int(from) >= len(t.inIdx) {

@@ -31,6 +31,7 @@ const effectBytes = 32 // effect id, key, value
 type txn struct {
 	id      int64
 	effects []engine.Commit
+	stored  bool // its record is durable
 }
 
 type sinkTxns struct {
@@ -61,6 +62,37 @@ func (s *sinkTxns) precommit(ctx engine.Ctx, n int64) []int64 {
 		ids[i] = t.id
 	}
 	return ids
+}
+
+// stored marks transaction n's record durable.
+func (s *sinkTxns) stored(n int64) {
+	for i := range s.open {
+		if s.open[i].id == n {
+			s.open[i].stored = true
+		}
+	}
+}
+
+// rewrite writes transaction n's record again after the store failed it;
+// the snapshots that list it wait for it (durableThrough).
+func (s *sinkTxns) rewrite(ctx engine.Ctx, n int64) {
+	for _, t := range s.open {
+		if t.id == n {
+			ctx.Store().Put(txnKey(s.self, n), t.effects, int64(len(t.effects))*effectBytes, txnToken+n)
+			ctx.Record(engine.Event{Kind: "sink_txn_rewrite", ID: n})
+		}
+	}
+}
+
+// durableThrough says whether every pre-committed transaction up to n has a
+// durable record.
+func (s *sinkTxns) durableThrough(n int64) bool {
+	for _, t := range s.open {
+		if t.id <= n && !t.stored {
+			return false
+		}
+	}
+	return true
 }
 
 // commit makes every transaction up to checkpoint n visible.

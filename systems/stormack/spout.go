@@ -234,6 +234,12 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		s.writing = false
 		s.committed = max(s.committed, m.Val)
 		return
+	case engine.KindStoreFailed:
+		// The offset stays where it was durable; the next commit
+		// interval writes it again (Kafka's commitAsync failing: the
+		// consumer commits again later).
+		s.writing = false
+		return
 	case kindDone, kindFailed:
 	default:
 		return

@@ -35,6 +35,11 @@ const (
 	// output to drain), as Flink's mailbox runs the timeout while the task
 	// waits for output buffers.
 	KindAlignTimeout
+	// KindDecline tells the coordinator that a task could not take its
+	// snapshot of checkpoint Val (its write failed: the store is down).
+	// The coordinator aborts the checkpoint, as Flink's does when a task
+	// declines one; the job keeps running on the last completed checkpoint.
+	KindDecline
 )
 
 // Ack is what a task reports about its snapshot.
@@ -194,6 +199,17 @@ func (c *Coordinator) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		c.onAck(ctx, m)
 	case engine.KindStoreDone:
 		c.onMetaWritten(ctx, m.Val)
+	case engine.KindStoreFailed:
+		// The metadata write failed: the checkpoint never completed.
+		if p, ok := c.pending[m.Val]; ok && p.writing {
+			c.abort(ctx, m.Val, "metadata write failed")
+		}
+	case KindDecline:
+		if int64(m.Key) == c.attempt {
+			if _, ok := c.pending[m.Val]; ok {
+				c.abort(ctx, m.Val, "declined: snapshot write failed")
+			}
+		}
 	case engine.KindFailure:
 		c.onFailure(ctx, m.Body.(engine.Failure))
 	case engine.KindWorkerUp:
@@ -320,6 +336,13 @@ func (p *Participant) Acknowledge(ctx engine.Ctx, n int64, a Ack) {
 	a.Task = ctx.Self()
 	ctx.Record(engine.Event{Kind: "snapshot_acked", ID: n})
 	ctx.Send(p.Coordinator, engine.Msg{Kind: KindAck, Ctrl: true, Key: uint64(p.Attempt), Val: n, Body: a, Size: 32})
+}
+
+// Decline tells the coordinator that this task's snapshot of checkpoint n
+// failed (engine.KindStoreFailed for the write Persist started).
+func (p *Participant) Decline(ctx engine.Ctx, n int64) {
+	ctx.Record(engine.Event{Kind: "snapshot_declined", ID: n})
+	ctx.Send(p.Coordinator, engine.Msg{Kind: KindDecline, Ctrl: true, Key: uint64(p.Attempt), Val: n, Size: 16})
 }
 
 // Load reads this task's snapshot of checkpoint n (charging the read).
