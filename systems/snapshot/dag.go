@@ -224,7 +224,11 @@ func (t *task) Init(ctx engine.Ctx) {
 	}
 }
 
-func (t *task) Timer(engine.Ctx, int64) {}
+func (t *task) Timer(ctx engine.Ctx, id int64) {
+	if id == timerTxnRetry && t.sink != nil {
+		t.sink.rewrite(ctx)
+	}
+}
 
 func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	t.ctx = ctx
@@ -240,7 +244,7 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		if m.Val < txnToken {
 			t.acks.failed(ctx, &t.part, m.Val)
 		} else if t.sink != nil {
-			t.sink.rewrite(ctx, m.Val-txnToken)
+			t.sink.failed(ctx, m.Val-txnToken)
 		}
 	case m.Kind == checkpoint.KindDeploy:
 		t.deploy(ctx, m)

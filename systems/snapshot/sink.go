@@ -38,7 +38,15 @@ type sinkTxns struct {
 	self    engine.ProcID
 	pending []engine.Commit // the open transaction
 	open    []txn           // pre-committed, ascending id
+	retry   []int64         // transactions whose record the store failed, to write again
 }
+
+// txnRetryDelay is how long a sink waits before writing again a transaction
+// record the store failed: the store client's retry back-off.
+const txnRetryDelay = 100 * engine.Millisecond
+
+// timerTxnRetry is the sink task's only timer.
+const timerTxnRetry = 1
 
 func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("snapshot/txn/%d/%d", sink, n) }
 
@@ -73,13 +81,26 @@ func (s *sinkTxns) stored(n int64) {
 	}
 }
 
-// rewrite writes transaction n's record again after the store failed it;
-// the snapshots that list it wait for it (durableThrough).
-func (s *sinkTxns) rewrite(ctx engine.Ctx, n int64) {
-	for _, t := range s.open {
-		if t.id == n {
-			ctx.Store().Put(txnKey(s.self, n), t.effects, int64(len(t.effects))*effectBytes, txnToken+n)
-			ctx.Record(engine.Event{Kind: "sink_txn_rewrite", ID: n})
+// failed queues transaction n's record, which the store failed, to be
+// written again after txnRetryDelay; the snapshots that list it wait for it
+// (durableThrough).
+func (s *sinkTxns) failed(ctx engine.Ctx, n int64) {
+	if len(s.retry) == 0 {
+		ctx.After(txnRetryDelay, timerTxnRetry)
+	}
+	s.retry = append(s.retry, n)
+}
+
+// rewrite writes the queued transaction records again.
+func (s *sinkTxns) rewrite(ctx engine.Ctx) {
+	ids := s.retry
+	s.retry = nil
+	for _, n := range ids {
+		for _, t := range s.open {
+			if t.id == n {
+				ctx.Store().Put(txnKey(s.self, n), t.effects, int64(len(t.effects))*effectBytes, txnToken+n)
+				ctx.Record(engine.Event{Kind: "sink_txn_rewrite", ID: n})
+			}
 		}
 	}
 }
@@ -111,7 +132,7 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 // restore commits the transactions of a restored checkpoint that are still
 // pre-committed; their effects were never visible.
 func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
-	s.pending, s.open = nil, nil
+	s.pending, s.open, s.retry = nil, nil, nil
 	for _, id := range ids {
 		v, ok := ctx.Store().Get(txnKey(s.self, id))
 		if !ok {
