@@ -43,6 +43,9 @@ var bandColors = map[string]color.NRGBA{
 	"throttle": {R: 200, G: 180, B: 0, A: 60},
 	"reorder":  {R: 130, G: 60, B: 200, A: 45},
 	"pause":    {R: 0, G: 120, B: 200, A: 50},
+	// Checkpoint-store faults: the whole cluster's storage, not a worker.
+	"store-slow": {R: 120, G: 120, B: 120, A: 45},
+	"store-down": {R: 60, G: 60, B: 60, A: 60},
 }
 
 func bandColor(kind string) color.NRGBA {

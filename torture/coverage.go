@@ -34,12 +34,16 @@ const (
 	// An ack timeout replays trees stuck behind a paused worker that is not
 	// declared failed: the originals are still queued there (stormack).
 	PathPauseReplay = "timeout-replay-during-pause"
+	// A checkpoint-store write failed (store-down) and the system handled
+	// it: lineage wrote it again, snapshot declined the checkpoint or
+	// rewrote a sink's transaction record.
+	PathStoreFailed = "store-write-failed"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
-	PathCLReorder, PathLaiYangReorder, PathMatternReorder, PathPauseDeclared, PathPauseReplay}
+	PathCLReorder, PathLaiYangReorder, PathMatternReorder, PathPauseDeclared, PathPauseReplay, PathStoreFailed}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -91,7 +95,7 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathAlignTimeout)
 		}
 	case "lineage":
-		set(PathCheckpoint, PathCrashWrite, PathRestore, PathRecomputeCutoff, PathRecomputeNoCut)
+		set(PathCheckpoint, PathCrashWrite, PathRestore, PathRecomputeCutoff, PathRecomputeNoCut, PathStoreFailed)
 		if opt("speculation") == "true" {
 			set(PathSpeculative)
 		}
@@ -99,7 +103,7 @@ func applicable(cfg harness.Config) map[string]bool {
 		set(PathCheckpoint)
 		if !p2p {
 			// Dataflows: checkpoints with channel state and a 2PC sink.
-			set(PathCrashWrite, PathCrash2PC, PathRestore)
+			set(PathCrashWrite, PathCrash2PC, PathRestore, PathStoreFailed)
 		}
 		if reorder && variant == "cl" {
 			set(PathCLReorder)
@@ -224,6 +228,8 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "unaligned_switch":
 			hit[PathAlignTimeout] = true
+		case "snapshot_declined", "store_write_retry", "sink_txn_rewrite":
+			hit[PathStoreFailed] = true
 		case "speculative_task":
 			hit[PathSpeculative] = true
 		}

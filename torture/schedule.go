@@ -23,6 +23,10 @@ type Props struct {
 	// ReorderP2P is true when the system tolerates reorder windows on
 	// peer-to-peer workloads only.
 	ReorderP2P bool
+	// Store is true when the system takes failed checkpoint-store writes
+	// into account (engine.KindStoreFailed), so store-slow and store-down
+	// windows are drawn for it.
+	Store bool
 	// Opts are system options torture sets unless the user set them: values
 	// that make a run of a few simulated seconds meaningful. Options drawn
 	// per run are in choices (options.go).
@@ -45,17 +49,20 @@ type Props struct {
 //     windows there test that judgement; on dataflows cl still needs FIFO.
 //   - lineage: listed as FIFO until its authors say otherwise (a batch-end
 //     message overtaken by its batch's data would be a false alarm).
+//   - store faults: drawn for every system but barrier, whose tasks do not
+//     yet decline a checkpoint whose snapshot write failed (the checkpoint
+//     hangs until its timeout, and with it the 2PC sink's output).
 //
 // A system not listed is treated as relying on FIFO, with no options set.
 var props = map[string]Props{
-	"none":              {Reorder: true},
-	"stormack":          {Reorder: true, Opts: map[string]string{"ack-timeout": "1s"}},
+	"none":              {Reorder: true, Store: true},
+	"stormack":          {Reorder: true, Store: true, Opts: map[string]string{"ack-timeout": "1s"}},
 	"barrier":           {},
-	"lineage":           {},
-	"snapshot":          {},
-	"snapshot/cl":       {ReorderP2P: true},
-	"snapshot/lai-yang": {Reorder: true},
-	"snapshot/mattern":  {Reorder: true},
+	"lineage":           {Store: true},
+	"snapshot":          {Store: true},
+	"snapshot/cl":       {ReorderP2P: true, Store: true},
+	"snapshot/lai-yang": {Reorder: true, Store: true},
+	"snapshot/mattern":  {Reorder: true, Store: true},
 }
 
 // PropsOf returns the properties of a system's variant.
@@ -154,7 +161,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 		return cfg, err
 	}
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
-	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
+	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, store: p.Store, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
 	return cfg, nil
 }
@@ -172,6 +179,7 @@ type drawer struct {
 	cfg      *harness.Config
 	dep      *engine.Deployment
 	reorder  bool
+	store    bool
 	mayCrash bool
 	interval engine.Time
 	crashes  []engine.Time
@@ -215,7 +223,7 @@ func (g *drawer) fault() (faults.Spec, bool) {
 		}
 	}
 	edges := g.edges()
-	w := []int{0, 0, 0, 0, 0} // crash, slow, throttle, reorder, pause
+	w := []int{0, 0, 0, 0, 0, 0, 0} // crash, slow, throttle, reorder, pause, store-slow, store-down
 	if g.mayCrash {
 		// A pause past the detection delay is a failure too, so it is
 		// drawn where crashes are.
@@ -230,7 +238,10 @@ func (g *drawer) fault() (faults.Spec, bool) {
 	if g.reorder {
 		w[3] = 2
 	}
-	if w[0]+w[1]+w[2]+w[3]+w[4] == 0 {
+	if g.store {
+		w[5], w[6] = 1, 1
+	}
+	if w[0]+w[1]+w[2]+w[3]+w[4]+w[5]+w[6] == 0 {
 		return faults.Spec{}, false
 	}
 	switch pick(g.rng, w) {
@@ -238,6 +249,19 @@ func (g *drawer) fault() (faults.Spec, bool) {
 		return g.crash(lo, hi), true
 	case 4:
 		return g.pause(lo, hi), true
+	case 5:
+		at := g.uniform(lo, hi)
+		return faults.Spec{Kind: faults.StoreSlow, At: at, End: at + g.uniform(100*engine.Millisecond, 1500*engine.Millisecond),
+			Worker: -1, Restart: -1, Factor: []float64{2, 5, 10, 20}[g.rng.IntN(4)]}, true
+	case 6:
+		// Up to three checkpoint intervals of the default 1 s, ending
+		// before 80% of the input like a crash's restart.
+		d := g.uniform(100*engine.Millisecond, 3*engine.Second)
+		at := g.uniform(lo, hi)
+		if late := g.cfg.Duration*8/10 - d; at > late {
+			at = max(lo, late/engine.Millisecond*engine.Millisecond)
+		}
+		return faults.Spec{Kind: faults.StoreDown, At: at, End: at + d, Worker: -1, Restart: -1}, true
 	case 1:
 		p := ops[g.rng.IntN(len(ops))]
 		at := g.uniform(lo, hi)

@@ -46,7 +46,11 @@ func TestStoreFaults(t *testing.T) {
 			var at engine.Time = -1
 			dep := &engine.Deployment{Coordinator: -1}
 			dep.Add(engine.ProcSpec{Name: "w", Worker: 0, New: func() engine.Process { return &outcomeWriter{kind: &kind, at: &at} }})
-			s := newSim(t, dep)
+			obs := &counts{}
+			s, err := New(dep, Config{Seed: 1, Cost: engine.DefaultCost(), Workers: 1, Observer: obs})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := tc.install(s); err != nil {
 				t.Fatal(err)
 			}
@@ -57,10 +61,26 @@ func TestStoreFaults(t *testing.T) {
 			if _, ok := s.StoreValue("k"); ok != tc.written {
 				t.Fatalf("stored: %v, want %v", ok, tc.written)
 			}
+			if n, want := obs.n["store_writes_failed"], map[bool]int64{true: 0, false: 1}[tc.written]; n != want {
+				t.Fatalf("store_writes_failed = %d, want %d", n, want)
+			}
 		})
 	}
 	s := newSim(t, &engine.Deployment{Coordinator: -1})
 	if s.StoreSlow(0, 1, 0) == nil || s.StoreDown(2, 1) == nil {
 		t.Fatal("a zero factor or an empty window was accepted")
 	}
+}
+
+// counts is an Observer that keeps the run counters.
+type counts struct{ n map[string]int64 }
+
+func (c *counts) Commit(engine.Time, engine.Commit) {}
+func (c *counts) Event(engine.Event)                {}
+func (c *counts) Sample(engine.Time)                {}
+func (c *counts) Count(name string, d int64) {
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[name] += d
 }
