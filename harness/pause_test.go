@@ -87,6 +87,14 @@ func TestPauseEndToEnd(t *testing.T) {
 			if tc.recovery != "" && seen[tc.recovery] == 0 {
 				t.Fatalf("the coordinator recorded no %s after the worker was declared failed", tc.recovery)
 			}
+			// Recovery phases count from the pause's start: detected after
+			// detect-delay (1 s), the worker back when the pause ends (1.5 s).
+			if tc.recovery != "" {
+				ph := r.Recoveries[0].Phases
+				if ph == nil || ph.DetectedS == nil || *ph.DetectedS != 1 || ph.WorkerUpS == nil || *ph.WorkerUpS != 1.5 {
+					t.Fatalf("phases %+v, want detected at 1s and the worker up at 1.5s", ph)
+				}
+			}
 		})
 	}
 }
