@@ -36,7 +36,7 @@ const (
 
 func (s system) Name() string { return s.name }
 func (system) Describe() string {
-	return "Storm: XOR acking with anchoring, acker tasks and timeout replay; state lives in the sink (at-least-once)"
+	return "Storm: XOR acking with anchoring, acker tasks and timeout replay; state lives in the sink (at-least-once; --ackers 0: acking off, spouts commit before emitting, at-most-once)"
 }
 func (system) Variants() []string { return []string{"default"} }
 func (system) Flags() []systems.Flag {
