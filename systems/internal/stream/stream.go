@@ -125,7 +125,7 @@ func (r *Router) Route(ctx engine.Ctx, m engine.Msg) {
 }
 
 // KeyPartition is the instance of n that owns key.
-func KeyPartition(key uint64, n int) int { return int(engine.Mix64(key) % uint64(n)) }
+func KeyPartition(key uint64, n int) int { return workloads.KeyPartition(key, n) }
 
 // Operator runs one non-sink stage's function on records, with its keyed state.
 type Operator struct {
