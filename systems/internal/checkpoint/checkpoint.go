@@ -42,6 +42,12 @@ type Ack struct {
 	Task         engine.ProcID
 	StateBytes   int64
 	ChannelBytes int64 // in-flight records persisted (unaligned barriers, CL channel state)
+	// Refs are the store keys the snapshot references (incremental
+	// checkpoints: the chain's pieces); nil means just Key(n, Task).
+	Refs []string
+	// RestoreBytes is what restoring this task's snapshot reads: its
+	// state chain plus channel state (0: StateBytes + ChannelBytes).
+	RestoreBytes int64
 }
 
 // Deploy starts a task in an attempt, from a checkpoint (-1: from scratch).
@@ -81,7 +87,9 @@ type pending struct {
 	acked        map[engine.ProcID]bool
 	stateBytes   int64
 	channelBytes int64
-	writing      bool // metadata write in progress
+	restoreBytes int64
+	refs         []string // store keys the tasks' snapshots reference
+	writing      bool     // metadata write in progress
 }
 
 // Coordinator is the checkpoint coordinator process.
@@ -91,6 +99,7 @@ type Coordinator struct {
 	next      int64   // next checkpoint id
 	completed int64   // last completed checkpoint, -1 if none
 	retained  []int64 // completed checkpoints whose snapshots are kept, oldest first
+	shared    sharedRegistry
 	pending   map[int64]*pending
 	down      map[int]bool
 	restoring bool // between failure and deployment: no triggers
@@ -104,7 +113,8 @@ func NewCoordinator(cfg Config) *Coordinator {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * engine.Second
 	}
-	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{}}
+	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{},
+		shared: sharedRegistry{count: map[string]int{}, refs: map[int64][]string{}}}
 }
 
 // MetaKey is where the coordinator records the last completed checkpoint.
@@ -224,6 +234,16 @@ func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
 	p.acked[a.Task] = true
 	p.stateBytes += a.StateBytes
 	p.channelBytes += a.ChannelBytes
+	if a.RestoreBytes > 0 {
+		p.restoreBytes += a.RestoreBytes
+	} else {
+		p.restoreBytes += a.StateBytes + a.ChannelBytes
+	}
+	if a.Refs != nil {
+		p.refs = append(p.refs, a.Refs...)
+	} else {
+		p.refs = append(p.refs, Key(m.Val, a.Task))
+	}
 	if len(p.acked) == len(c.cfg.Tasks) {
 		// Every snapshot is durable; the checkpoint exists once its
 		// metadata is (Flink's completed-checkpoint store).
@@ -243,6 +263,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	}
 	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
+	ctx.Record(engine.Event{Kind: "checkpoint_restore_size", ID: n, Bytes: p.restoreBytes})
 	// Older pending checkpoints are subsumed, as in Flink.
 	for _, old := range c.pendingIDs() {
 		if old < n {
@@ -253,15 +274,46 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 		ctx.Send(t, engine.Msg{Kind: KindComplete, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
 	}
 	// Garbage-collect checkpoints beyond the retained number; the newest
-	// replaces them for recovery.
+	// replaces them for recovery. A file still referenced by a retained
+	// checkpoint (an incremental chain's older piece) stays.
+	c.shared.register(n, p.refs)
 	c.retained = append(c.retained, n)
 	for len(c.retained) > max(c.cfg.Retain, 1) {
 		old := c.retained[0]
 		c.retained = c.retained[1:]
-		for _, t := range c.cfg.Tasks {
-			ctx.Store().Delete(Key(old, t))
+		for _, key := range c.shared.release(old) {
+			ctx.Store().Delete(key)
 		}
 	}
+}
+
+// sharedRegistry is Flink's SharedStateRegistry: for every stored snapshot
+// file, how many retained completed checkpoints reference it. A file is
+// deleted when the last checkpoint referencing it is discarded, so
+// incremental checkpoints can share their chain's older pieces.
+type sharedRegistry struct {
+	count map[string]int
+	refs  map[int64][]string // retained checkpoint -> the files it references
+}
+
+func (r *sharedRegistry) register(n int64, keys []string) {
+	r.refs[n] = keys
+	for _, k := range keys {
+		r.count[k]++
+	}
+}
+
+// release discards checkpoint n and returns the files no longer referenced,
+// in the order n referenced them.
+func (r *sharedRegistry) release(n int64) (unused []string) {
+	for _, k := range r.refs[n] {
+		if r.count[k]--; r.count[k] <= 0 {
+			delete(r.count, k)
+			unused = append(unused, k)
+		}
+	}
+	delete(r.refs, n)
+	return unused
 }
 
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
