@@ -69,6 +69,18 @@ func TestIncrementalCheckpointBytes(t *testing.T) {
 	if restore > 2*fullMax+1000 {
 		t.Errorf("a restore would read %.0f bytes, the whole state is %.0f: want at most twice", restore, fullMax)
 	}
+	// A full snapshot's restore reads what it wrote; an incremental one's
+	// reads its chain, at least what it wrote.
+	for _, c := range full.SystemMetrics["checkpoints"].([]checkpointRow) {
+		if c.Status == "completed" && c.RestoreSizeBytes != c.StateBytes {
+			t.Errorf("full checkpoint %d: restore size %d, state %d", c.ID, c.RestoreSizeBytes, c.StateBytes)
+		}
+	}
+	for _, c := range inc.SystemMetrics["checkpoints"].([]checkpointRow) {
+		if c.Status == "completed" && c.RestoreSizeBytes < c.StateBytes {
+			t.Errorf("incremental checkpoint %d: restore size %d below the %d bytes it wrote", c.ID, c.RestoreSizeBytes, c.StateBytes)
+		}
+	}
 	for _, r := range []*harness.Result{inc, full} {
 		consistent(t, r)
 		if r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 {
