@@ -44,6 +44,12 @@ type Config struct {
 	// is for tools that record histories (the checker mutants' corpus,
 	// check/testdata/corpus); never part of a configuration's identity.
 	OnCommit func(at engine.Time, c engine.Commit) `json:"-"`
+	// NoBudget runs the configuration even if its estimated size exceeds
+	// the size budget (budget.go, --no-budget); not part of its identity.
+	NoBudget bool `json:"-"`
+	// Progress, if set, receives a report about every ProgressEvery of wall
+	// time while the run executes (progress.go); not part of its identity.
+	Progress func(Progress) `json:"-"`
 }
 
 // Defaults used when a Config leaves a field zero.
@@ -96,7 +102,7 @@ func (c *Config) validate() error {
 	case c.Bucket < 0:
 		return inputErr("--bucket must be positive")
 	}
-	return nil
+	return c.checkLimits()
 }
 
 // ReplayCommand is the exact `bench run` line that repeats this run.
@@ -140,6 +146,9 @@ func (c *Config) ReplayCommand() string {
 	}
 	if c.Observe {
 		args = append(args, "--observe")
+	}
+	if c.NoBudget {
+		args = append(args, "--no-budget")
 	}
 	return strings.Join(args, " ")
 }

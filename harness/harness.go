@@ -51,6 +51,10 @@ func Execute(cfg Config) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkBudget(); err != nil {
+		return nil, err
+	}
+	defer r.startProgress(start)()
 	out = r.run()
 	out.Result.Host = Host{WallTimeS: time.Since(start).Seconds(), GoVersion: runtime.Version(), ObserverWallS: r.observeWall.Seconds()}
 	return out, nil
@@ -150,7 +154,8 @@ type runner struct {
 	// the effect's first.
 	commitHook  func(at engine.Time, c engine.Commit, first bool)
 	observeWall time.Duration
-	simWall     time.Duration // the simulation's wall time (bounds the observer's check)
+	simWall     time.Duration  // the simulation's wall time (bounds the observer's check)
+	progress    *progressState // nil unless cfg.Progress is set (progress.go)
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -180,6 +185,12 @@ func prepare(cfg Config) (*runner, error) {
 		}
 		r.opts[k] = v
 	}
+	if err := r.checkOptions(); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkWorkloadOptions(); err != nil {
+		return nil, err
+	}
 	for _, o := range cfg.CostOverride {
 		if err := r.cost.Set(o); err != nil {
 			return nil, &InputError{err}
@@ -190,6 +201,9 @@ func prepare(cfg Config) (*runner, error) {
 			return nil, inputErr("--cores %d and --cost cores=%d disagree: give one", cfg.Cores, set)
 		}
 		r.cost.Cores = cfg.Cores
+	}
+	if err := checkCost(&r.cost); err != nil {
+		return nil, err
 	}
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
@@ -211,6 +225,9 @@ func prepare(cfg Config) (*runner, error) {
 		}
 	}
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
+	if err := r.checkLogSize(); err != nil {
+		return nil, err
+	}
 	r.job = systems.Job{
 		Workload: r.w, Log: r.log, Parallelism: cfg.Parallelism, Workers: cfg.Workers,
 		Variant: r.variant, Opts: r.opts, Cost: &r.cost, Seed: engine.ChildSeed(cfg.Seed, "system"),
@@ -269,6 +286,12 @@ func prepare(cfg Config) (*runner, error) {
 	if err := faults.Apply(r.specs, r.dep, cfg.Workers, cfg.Duration, r.sim); err != nil {
 		return nil, &InputError{err}
 	}
+	if err := r.checkFaultEdges(); err != nil {
+		return nil, err
+	}
+	if err := r.checkFaultLimits(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -283,6 +306,7 @@ func (r *runner) appendedAll() []int64 {
 func (r *runner) run() *Outcome {
 	// The log is fully determined up front, so the oracle runs first: the
 	// delivery checker then knows every record's expected effects.
+	r.setPhase(PhaseOracle)
 	r.effects, r.expected, r.final = workloads.Expected(r.w, r.appendedAll())
 	r.delivery = check.NewDelivery(func(p int32, off int64) int32 {
 		if int(p) >= len(r.effects) || off < 0 || off >= int64(len(r.effects[p])) {
@@ -296,15 +320,17 @@ func (r *runner) run() *Outcome {
 		r.done[p] = make([]int64, r.log.Total())
 	}
 	simStart := time.Now()
-	r.sim.Run(r.cfg.Duration + r.drainMax)
+	r.setPhase(PhaseSimulating)
+	r.simulate(r.cfg.Duration + r.drainMax)
 	if r.drained {
 		// A drained run stops itself after its settle window (Sample); a
 		// run drained late goes on past the drain limit for it, so late
 		// duplicates are looked for in every drained run alike. (No-op
 		// when Sample stopped the run already.)
-		r.sim.Run(r.drainedAt + r.settle)
+		r.simulate(r.drainedAt + r.settle)
 	}
 	r.simWall = time.Since(simStart)
+	r.setPhase(PhaseChecking)
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }

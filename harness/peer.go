@@ -9,8 +9,8 @@ import (
 )
 
 // PeerToPeerRunner is implemented by systems that can run peer-to-peer
-// workloads (workloads.PeerToPeer, such as bank-p2p): N fully connected
-// processes rather than a dataflow. Only snapshot does; barrier, lineage and
+// workloads (workloads.PeerToPeer, such as bank-p2p): N processes joined
+// by channels rather than a dataflow. Only snapshot does; barrier, lineage and
 // Storm-style acking need a DAG.
 type PeerToPeerRunner interface {
 	RunsPeerToPeer() bool
@@ -29,7 +29,7 @@ func peerToPeer(sys systems.System, w workloads.Workload, cfg *Config) error {
 		return nil
 	}
 	if r, ok := sys.(PeerToPeerRunner); !ok || !r.RunsPeerToPeer() {
-		return inputErr("workload %s is %d fully connected processes, not a dataflow; system %s needs a dataflow (use --system snapshot, or --workload bank)",
+		return inputErr("workload %s is %d processes joined by channels, not a dataflow; system %s needs a dataflow (use --system snapshot, or --workload bank)",
 			w.Name(), p2p.Processes(), sys.Name())
 	}
 	for _, f := range cfg.Faults {

@@ -10,14 +10,10 @@ import (
 )
 
 // formatParam writes p back in the --param grammar ParseParam reads:
-// NAME=V1,V2 (values of fault separated by ';', since fault specs hold
-// commas).
+// NAME=V1,V2 (values of fault and topology separated by ';', since fault
+// specs and random,degree=K hold commas).
 func formatParam(p Param) string {
-	sep := ","
-	if p.Name == "fault" {
-		sep = ";"
-	}
-	return p.Name + "=" + strings.Join(p.Values, sep)
+	return p.Name + "=" + strings.Join(p.Values, paramSep(p.Name))
 }
 
 // FuzzParseParam checks the --param grammar: ParseParam never panics, its
@@ -29,7 +25,7 @@ func FuzzParseParam(f *testing.F) {
 	for _, s := range []string{
 		"checkpoint-interval=1s,2s,5s", "rate=1000,2000", "cost.restart-delay=1s,2s", "restart-delay=1s",
 		"sink=2pc,plain", "fault=crash@1s:worker=1,restart=200ms;crash@2s;none", " rate = 1 , 2 ",
-		"rate=a=b", "vocabulary=10", "warp=1", "seed=1", "rate=1,,2", "rate=1,1", "=1", "rate",
+		"rate=a=b", "vocabulary=10", "topology=ring;random,degree=2", "warp=1", "seed=1", "rate=1,,2", "rate=1,1", "=1", "rate",
 	} {
 		f.Add(s)
 	}
@@ -47,10 +43,7 @@ func FuzzParseParam(f *testing.F) {
 		if c, err := canonicalName(p.Name); err != nil || c != p.Name {
 			t.Fatalf("ParseParam(%q): name %q is not canonical (%q, %v)", in, p.Name, c, err)
 		}
-		sep := ","
-		if p.Name == "fault" {
-			sep = ";"
-		}
+		sep := paramSep(p.Name)
 		seen := map[string]bool{}
 		for _, v := range p.Values {
 			if v == "" || v != strings.TrimSpace(v) || strings.Contains(v, sep) || seen[v] {

@@ -25,8 +25,8 @@ const costPrefix = "cost."
 // harnessParams are the run parameters that are fields of harness.Config.
 var harnessParams = []string{"rate", "duration", "drain", "bucket", "parallelism", "workers", "cores", "variant", "workload", "fault"}
 
-// ParseParam parses NAME=V1,V2,... . Values of `fault` are separated by ';'
-// (fault specs contain commas); a fault value may join several specs with
+// ParseParam parses NAME=V1,V2,... . Values of `fault` and `topology` are
+// separated by ';' (fault specs and random,degree=K contain commas); a fault value may join several specs with
 // '+', and `none` means no fault. Names are checked here; values are
 // checked when the grid is expanded.
 func ParseParam(s string) (Param, error) {
@@ -39,10 +39,7 @@ func ParseParam(s string) (Param, error) {
 	if err != nil {
 		return Param{}, err
 	}
-	sep := ","
-	if canon == "fault" {
-		sep = ";"
-	}
+	sep := paramSep(canon)
 	p := Param{Name: canon}
 	seen := map[string]bool{}
 	for _, v := range strings.Split(vals, sep) {
@@ -62,6 +59,15 @@ func ParseParam(s string) (Param, error) {
 // canonicalName resolves a parameter name: a harness field, a system
 // option, a workload option, or a cost parameter (cost.NAME, or NAME alone
 // when no other parameter has that name).
+// paramSep is the separator of a parameter's values: ';' for those whose
+// values may hold commas.
+func paramSep(canon string) string {
+	if canon == "fault" || canon == "topology" {
+		return ";"
+	}
+	return ","
+}
+
 func canonicalName(name string) (string, error) {
 	switch name {
 	case "seed", "seeds":

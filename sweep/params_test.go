@@ -54,6 +54,7 @@ func TestParseParam(t *testing.T) {
 		{in: "restart-delay=1s", want: Param{"cost.restart-delay", []string{"1s"}}},
 		{in: "test-knob=1,2", want: Param{"test-knob", []string{"1", "2"}}},
 		{in: "fault=crash@1s:worker=1,restart=200ms;crash@2s", want: Param{"fault", []string{"crash@1s:worker=1,restart=200ms", "crash@2s"}}},
+		{in: "topology=ring;random,degree=2", want: Param{"topology", []string{"ring", "random,degree=2"}}},
 		{in: "vocabulary=10,100", want: Param{"vocabulary", []string{"10", "100"}}},
 		{in: "warp=1", err: "unknown run parameter"},
 		{in: "seed=1,2", err: "--seeds"},

@@ -27,12 +27,13 @@ const (
 	PathSpeculative     = "speculative-task"
 	PathCLReorder       = "cl-under-reorder"
 	PathLaiYangReorder  = "lai-yang-under-reorder"
+	PathMatternReorder  = "mattern-under-reorder"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
-	PathCLReorder, PathLaiYangReorder}
+	PathCLReorder, PathLaiYangReorder, PathMatternReorder}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -96,6 +97,9 @@ func applicable(cfg harness.Config) map[string]bool {
 		}
 		if reorder && variant == "lai-yang" {
 			set(PathLaiYangReorder)
+		}
+		if reorder && variant == "mattern" {
+			set(PathMatternReorder)
 		}
 	case "stormack":
 		set(PathTimeoutReplay)
@@ -180,6 +184,7 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 				if start <= w[1] && e.Time >= w[0] {
 					hit[PathCLReorder] = true // kept only where applicable
 					hit[PathLaiYangReorder] = true
+					hit[PathMatternReorder] = true
 				}
 			}
 		case "restore":

@@ -78,6 +78,30 @@ func drawOptions(rng *rand.Rand, system, variant string, p2p bool, opts map[stri
 	}
 }
 
+// workloadChoices are the workload options torture draws, unless the user
+// set them, keyed by workload: bank-p2p's topology, so that campaigns run
+// the snapshot algorithms on channels that are not all pairs (one marker
+// or done message per channel, transfers only along them).
+var workloadChoices = map[string][]choice{
+	"bank-p2p": {{"topology", []string{"full", "ring", "star", "random,degree=2"}, always}},
+}
+
+// drawWorkloadOptions sets, in opts, every workload option of
+// workloadChoices[workload] the user did not set. A random topology of
+// degree 2 needs 3 processes; with fewer the default stays.
+func drawWorkloadOptions(rng *rand.Rand, workload string, opts map[string]string) {
+	for _, c := range workloadChoices[workload] {
+		v := c.values[rng.IntN(len(c.values))]
+		if _, set := opts[c.name]; set {
+			continue
+		}
+		if n, err := strconv.Atoi(opts["processes"]); err == nil && n < 3 && v == "random,degree=2" {
+			continue
+		}
+		opts[c.name] = v
+	}
+}
+
 // checkpointPeriod is the time between a system's checkpoints (or
 // snapshots) in the configuration opts, with declared defaults: lineage
 // checkpoints every checkpoint-every batches. 0 if it has none.

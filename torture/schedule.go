@@ -55,6 +55,7 @@ var props = map[string]Props{
 	"snapshot":          {},
 	"snapshot/cl":       {ReorderP2P: true},
 	"snapshot/lai-yang": {Reorder: true},
+	"snapshot/mattern":  {Reorder: true},
 }
 
 // PropsOf returns the properties of a system's variant.
@@ -125,6 +126,8 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	for _, f := range sys.Flags() {
 		declared[f.Name] = f.Default
 	}
+	// Workload options come from a stream of their own too.
+	drawWorkloadOptions(engine.NewRand(engine.ChildSeed(seed, "torture/workload-options")), cfg.Workload, cfg.WorkloadOpts)
 	w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts)
 	if err != nil {
 		return cfg, &harness.InputError{Err: err}

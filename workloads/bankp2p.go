@@ -1,10 +1,13 @@
 package workloads
 
+import "ftbench/engine"
+
 // bank-p2p: the setting of Chandy-Lamport's paper and of the lecture's
-// reference simulation. N processes, each holding one account, every ordered
-// pair joined by a FIFO channel; each process sends random transfers to the
-// others, debiting the amount when it sends and crediting it when the
-// payee receives it. Money is conserved by construction: the balances plus
+// reference simulation. N processes, each holding one account, joined by
+// one-way channels (by default every ordered pair: --topology full; see
+// topology.go for ring, star and random graphs); each process sends random
+// transfers to its out-neighbours, debiting the amount when it sends and
+// crediting it when the payee receives it. Money is conserved by construction: the balances plus
 // the money in the channels always add up to N * InitialBalance.
 //
 // It is not a dataflow, so it is run only by systems that implement peer-
@@ -18,14 +21,17 @@ package workloads
 // ProcessOp is the operator name of bank-p2p's processes.
 const ProcessOp = "process"
 
-// PeerToPeer is implemented by workloads that are a set of fully connected
-// processes rather than a dataflow: process p owns source partition p.
+// PeerToPeer is implemented by workloads that are a set of processes joined
+// by channels rather than a dataflow: process p owns source partition p.
 type PeerToPeer interface {
 	Workload
 	// Processes is the number of processes (= source partitions).
 	Processes() int
-	// Transfer is the transfer process part sends as its off-th message.
+	// Transfer is the transfer process part sends as its off-th message;
+	// its payee is one of the process's out-neighbours.
 	Transfer(part int32, off int64) Transfer
+	// Topology is the channels between the processes (strongly connected).
+	Topology() *Topology
 	// Total is the money in the system.
 	Total() int64
 	// DefaultRate is the source rate (messages/s over all processes) when
@@ -38,23 +44,74 @@ type PeerToPeer interface {
 func init() {
 	Register(Factory{
 		Name:     "bank-p2p",
-		Describe: "N fully connected processes sending random transfers over FIFO channels (Chandy-Lamport's setting; snapshot only)",
+		Describe: "N processes sending random transfers over FIFO channels of a strongly connected topology (Chandy-Lamport's setting; snapshot only)",
 		Options: []Option{
 			{Name: "processes", Default: "4", Usage: "number of processes (bank-p2p; sets the partition count, overriding --parallelism)"},
+			{Name: "topology", Default: "full", Usage: "bank-p2p channels: full, ring, star or random,degree=K (K out-channels per process, drawn from the seed)"},
 		},
 		New: func(seed uint64, opts map[string]string) (Workload, error) {
 			n, err := intOption(opts, "processes", 2, 64)
 			if err != nil {
 				return nil, err
 			}
-			return &BankP2P{newBank("bank-p2p", seed, n, true)}, nil
+			top, err := ParseTopology(opts["topology"], n, engine.ChildSeed(seed, "workload/bank-p2p/topology"))
+			if err != nil {
+				return nil, err
+			}
+			return newBankP2P(newBank("bank-p2p", seed, n, true), top), nil
 		},
 	})
 }
 
-// BankP2P is bank-p2p: a Bank whose payer is the partition. It is its own
-// type so that only it, not the dataflow bank, is a PeerToPeer workload.
-type BankP2P struct{ *Bank }
+// BankP2P is bank-p2p: a Bank whose payer is the partition and whose payee
+// is one of the payer's out-neighbours. It is its own type so that only
+// it, not the dataflow bank, is a PeerToPeer workload.
+type BankP2P struct {
+	*Bank
+	top  *Topology
+	plan Plan // Bank's plan with a debit stage that follows the topology
+}
+
+func newBankP2P(b *Bank, top *Topology) *BankP2P {
+	w := &BankP2P{Bank: b, top: top}
+	w.plan = b.plan
+	w.plan.Stages = append([]Stage(nil), b.plan.Stages...)
+	w.plan.Stages[0].Update = w.debit
+	return w
+}
+
+// Topology is the channels between the processes.
+func (b *BankP2P) Topology() *Topology { return b.top }
+
+// Plan is bank's plan; its debit stage derives the payee from this
+// workload's Transfer, so the oracle follows the topology.
+func (b *BankP2P) Plan() *Plan { return &b.plan }
+
+// Transfer is Bank's transfer with the payee drawn among the payer's
+// out-neighbours. On the full topology it is Bank's transfer unchanged
+// (its payee is uniform over the other accounts already), so runs without
+// --topology are what they were.
+func (b *BankP2P) Transfer(part int32, off int64) Transfer {
+	t := b.Bank.Transfer(part, off)
+	if b.top.Kind == TopologyFull {
+		return t
+	}
+	out := b.top.Out[t.Payer]
+	t.Payee = out[engine.Mix64(b.seed^0x746f706f6c6f6779^uint64(part)<<48^uint64(off))%uint64(len(out))]
+	return t
+}
+
+// debit is Bank's debit stage with this workload's Transfer (the payee).
+func (b *BankP2P) debit(state *int64, m engine.Msg, emit func(engine.Msg)) {
+	t := b.Transfer(m.ID.Part, m.ID.Off)
+	*state += m.Val
+	d := m
+	d.Key, d.Val, d.ID.Sub, d.Size = DebitKey(t.Payer), *state, SubDebit, effectBytes
+	emit(d)
+	c := m
+	c.Key, c.Val, c.ID.Sub, c.Size = CreditKey(t.Payee), m.Val, SubCredit, effectBytes
+	emit(c)
+}
 
 // Processes is the number of processes; account p belongs to process p.
 func (b *BankP2P) Processes() int { return b.accounts }
@@ -67,3 +124,19 @@ func (b *BankP2P) Processes() int { return b.accounts }
 // heuristic's rate (~150k/s) money in flight dwarfs that motion and every
 // naive snapshot would come out short.
 func (b *BankP2P) DefaultRate() float64 { return 250 * float64(b.accounts) }
+
+// Balances is Bank's Balances with this workload's transfers.
+func (b *BankP2P) Balances(appended []int64) []int64 {
+	bal := make([]int64, b.accounts)
+	for i := range bal {
+		bal[i] = InitialBalance
+	}
+	for p, n := range appended {
+		for off := int64(0); off < n; off++ {
+			t := b.Transfer(int32(p), off)
+			bal[t.Payer] -= t.Amount
+			bal[t.Payee] += t.Amount
+		}
+	}
+	return bal
+}

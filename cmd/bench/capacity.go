@@ -55,6 +55,9 @@ func capacityCommand() *cli.Command {
 			if out == "" {
 				out = filepath.Join("results", "capacity-"+cfg.System+"-"+time.Now().UTC().Format("20060102T150405"))
 			}
+			if err := checkOut("out", out); err != nil {
+				return err
+			}
 			started := time.Now()
 			res, err := findCapacity(c.App.Writer, plan, o)
 			if err != nil {

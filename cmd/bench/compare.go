@@ -119,6 +119,10 @@ func compareCapacity(c *cli.Context, out string, m *sweep.Manifest) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOut("out", out); err != nil {
+		return err
+	}
+	m.Base.NoBudget = c.Bool("no-budget")
 	g, err := m.Expand()
 	if err != nil {
 		return usageErr("%v", err)

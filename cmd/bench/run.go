@@ -46,7 +46,7 @@ func runFlags() []cli.Flag {
 			}
 		}
 	}
-	return flags
+	return append(flags, budgetFlag())
 }
 
 func parseDuration(flag, s string) (engine.Time, error) {
@@ -126,7 +126,7 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 			}
 		}
 	}
-	return cfg, nil
+	return cfg, runFlagChecks(c, &cfg)
 }
 
 func runCommand() *cli.Command {
@@ -147,6 +147,10 @@ func runCommand() *cli.Command {
 				return err
 			}
 			cfg.Observe = c.Bool("observe")
+			if err := checkOut("out", c.String("out")); err != nil {
+				return err
+			}
+			cfg.Progress = progressPrinter(c.App.ErrWriter)
 			started := time.Now()
 			out, err := harness.Execute(cfg)
 			if err != nil {

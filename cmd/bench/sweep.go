@@ -155,7 +155,8 @@ func sweepCommand() *cli.Command {
 	flags := append(gridFlags("none", "results folder (default results/sweep-TIMESTAMP)"),
 		&cli.GenericFlag{Name: "param", Value: &repeated{},
 			Usage: "swept parameter NAME=V1,V2,..., repeatable: a run option (rate, duration, parallelism, workers, drain, bucket, " +
-				"variant, workload, fault with values separated by ';'), a system or workload option (checkpoint-interval=1s,2s), " +
+				"variant, workload, fault with values separated by ';'), a system or workload option (checkpoint-interval=1s,2s; " +
+				"topology's values are separated by ';'), " +
 				"or a cost-model parameter (cost.restart-delay=1s,2s)"},
 		&cli.StringFlag{Name: "seeds", Usage: "seeds of every point, like 1-5 or 1,3,7 (default: --seed)"},
 		&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"},
@@ -266,7 +267,7 @@ func seedsFrom(c *cli.Context) ([]uint64, error) {
 // left out of the recorded command, so every shard of a grid and their
 // merge record the same command and a merged curve.json is byte-identical
 // to the unsharded sweep's.
-var executionFlags = map[string]bool{"out": true, "jobs": true, "resume": true, "shard": true, "shard-count": true}
+var executionFlags = map[string]bool{"out": true, "jobs": true, "resume": true, "shard": true, "shard-count": true, "no-budget": true}
 
 // commandLine reconstructs the command for the manifest and curve (what the
 // results are results of).
@@ -313,6 +314,13 @@ func executeGrid(c *cli.Context, out string, m *sweep.Manifest) (*sweep.Outcome,
 	jobs := c.Int("jobs")
 	if jobs < 1 {
 		return nil, usageErr("--jobs must be at least 1, got %d", jobs)
+	}
+	jobs, err := validateGrid(c, m, jobs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("out", out); err != nil {
+		return nil, err
 	}
 	var bar *progressbar.ProgressBar
 	var mu sync.Mutex

@@ -52,6 +52,15 @@ func tortureCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			fixed := torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
+				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
+			jobs, err := validateTorture(c, cfg, fixed, c.Int("jobs"))
+			if err != nil {
+				return err
+			}
+			if err := checkOut("out", out); err != nil {
+				return err
+			}
 			opts := torture.Options{}
 			if sh != nil {
 				opts.Shard = *sh
@@ -70,6 +79,7 @@ func tortureCommand() *cli.Command {
 			}
 			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
 			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
+			opts.Jobs = jobs
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
 			rep, err := torture.Campaign(opts)

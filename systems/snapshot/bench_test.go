@@ -70,7 +70,7 @@ func TestDirectRunsDeterministic(t *testing.T) {
 		seeds = 20
 	}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		for _, v := range []string{CL, Naive, LaiYang} {
+		for _, v := range []string{CL, Naive, LaiYang, Mattern} {
 			a, b := runDirect(t, seed, v), runDirect(t, seed, v)
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("seed %d %s: two runs differ:\n%v\n%v", seed, v, a, b)

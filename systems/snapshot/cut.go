@@ -10,13 +10,19 @@ const (
 	kindMarker                          // CL marker. bank-p2p: Key = snapshot id, Val = data sent on the channel before it. Dataflow: Key = attempt, Val = checkpoint
 	kindDone                            // Lai-Yang: Key = snapshot, Val = white messages sent on the channel
 	kindReport                          // a process's local snapshot, to the collector; Body *Report
+	kindAnnounce                        // Mattern: Key = snapshot, Body the cut vector ([]int64)
+	kindAck                             // Mattern: Key = snapshot, the announcement arrived
+	kindForce                           // Mattern: Key = snapshot, Body the initiator's clock at its cut
 )
 
 // Counters (run.json "counters"), summarised by Summarize.
 const (
-	cntMarkers     = "snapshot_markers"      // markers (Lai-Yang: done messages) sent
-	cntMarkerBytes = "snapshot_marker_bytes" // their wire bytes
-	cntReports     = "snapshot_reports"      // local snapshots sent to a collector
+	cntMarkers     = "snapshot_markers"               // markers (Lai-Yang: done messages) sent
+	cntMarkerBytes = "snapshot_marker_bytes"          // their wire bytes
+	cntCoord       = "snapshot_coordination_messages" // Mattern: announcements, acks and forces sent
+	cntCoordBytes  = "snapshot_coordination_bytes"    // their wire bytes
+	cntPiggyback   = "snapshot_piggyback_bytes"       // bytes transfers carry for the algorithm (colour, vector clock)
+	cntReports     = "snapshot_reports"               // local snapshots sent to a collector
 	cntReportBytes = "snapshot_report_bytes"
 	cntFIFO        = "snapshot_fifo_violations" // arrivals out of sending order, seen by receivers
 	cntData        = "snapshot_data_messages"   // bank-p2p transfers sent
@@ -47,7 +53,7 @@ type cut struct {
 // newCut opens a cut over n inputs, all recording except first (the input
 // whose marker triggered the recording: its channel state is empty; -1
 // when the process initiated) and skip (a process's own slot in a
-// fully connected group; -1 for none).
+// group of processes; -1 for none).
 func newCut(id int64, at engine.Time, n, first, skip int) *cut {
 	c := &cut{id: id, at: at, open: n, closed: make([]bool, n), chans: make([][]engine.Msg, n)}
 	for _, i := range [2]int{first, skip} {

@@ -1,11 +1,15 @@
 // Package snapshot is Chandy-Lamport distributed snapshots (lecture 12,
 // seeds 000 and 001), with the lecture's naive counter-example and the
-// Lai-Yang colouring algorithm, in two settings.
+// Lai-Yang colouring and Mattern vector-clock algorithms, in two settings.
 //
 // # bank-p2p: the textbook algorithm
 //
 // On a peer-to-peer workload (workloads.PeerToPeer: bank-p2p) the system
-// deploys N fully connected processes. Process p owns account p and sends
+// deploys N processes joined by the workload's one-way channels (its
+// Topology: full, ring, star or random, always strongly connected).
+// Transfers, markers and done messages travel only on those channels;
+// reports and Mattern's coordination messages go straight to their
+// process. Process p owns account p and sends
 // the transfers of source partition p as they are appended: it debits the
 // amount and commits the debit effect, then sends the transfer; the payee
 // credits it on receipt and commits the credit effect. Snapshot j starts at
@@ -17,7 +21,7 @@
 //
 //   - cl (default), algorithm 12.3.1 as written: the initiator records its
 //     state, opens every input channel and sends a marker on every output
-//     channel; on its first marker a process records its state atomically
+//     channel (one marker per channel per snapshot, on any topology); on its first marker a process records its state atomically
 //     (inside one Handle: nothing interleaves), marks that channel empty,
 //     records every other input, and sends markers on every output before
 //     any other message; a later marker closes its channel. A process whose
@@ -30,6 +34,12 @@
 //   - lai-yang (12.2.7): see laiyang.go. A colour piggybacked on every
 //     transfer replaces the markers' position in the channel; done
 //     messages carrying white-message counts end each channel's recording.
+//   - mattern (12.2.7): see mattern.go. Every transfer carries its
+//     sender's vector clock; the initiator announces a cut vector (frozen
+//     until all acknowledge), then forces every clock past it; a process
+//     records at the event where its clock first reaches the cut vector,
+//     and transfers whose clock has not reached it, received after the
+//     receiver recorded, are channel state. Done messages as in lai-yang.
 //
 // Channels are FIFO unless a reorder fault makes them otherwise. To audit a
 // snapshot against the truth rather than the algorithm's opinion, every
@@ -52,12 +62,12 @@
 //
 // # Claims
 //
-// The delivery claim (Claim) is exactly-once for cl and lai-yang — true on
+// The delivery claim (Claim) is exactly-once for cl, lai-yang and mattern — true on
 // bank-p2p, which has no failures (the harness refuses crash faults there:
 // the algorithm's system model has none) — and none for naive.
 //
-// The consistency claim is checked by Summarize: lai-yang claims consistent
-// snapshots on any channels; cl claims them on FIFO channels; naive claims
+// The consistency claim is checked by Summarize: lai-yang and mattern claim
+// consistent snapshots on any channels; cl claims them on FIFO channels; naive claims
 // nothing. An inconsistent snapshot where the variant claims consistency
 // counts in safety_violations (exit 3), as does a scheduled snapshot that
 // never completed (termination needs no FIFO). Under a reorder fault cl's
@@ -80,9 +90,10 @@
 //
 // # Dataflows: a checkpointing scheme
 //
-// On a dataflow workload (wordcount, grep, bank) only cl applies (naive and
-// lai-yang are refused: the former is the lecture's counter-example and the
-// latter its fix for non-FIFO channels, not recovery schemes). It is a
+// On a dataflow workload (wordcount, grep, bank) only cl applies (naive,
+// lai-yang and mattern are refused: the first is the lecture's
+// counter-example and the others its fixes for non-FIFO channels, not
+// recovery schemes). It is a
 // fourth coordinated-checkpoint scheme beside aligned and unaligned
 // barriers, triggered every --checkpoint-interval (barrier's flag, same
 // meaning and default, so sweeps cover both), built on systems/internal/checkpoint (coordinator, global
@@ -101,13 +112,19 @@
 //
 // Both modes: snapshots_taken, snapshots_consistent, snapshots_inconsistent,
 // consistency_claim, duration_ms, state_bytes, channel_state_bytes (n, mean,
-// p50, max per snapshot), markers, marker_bytes, markers_per_snapshot,
-// reports, report_bytes, safety_violations, inconsistent_examples.
+// p50, max per snapshot), markers, marker_bytes, markers_per_snapshot
+// (control messages on the channels: markers, done messages), reports,
+// report_bytes, safety_violations, inconsistent_examples.
 // bank-p2p adds snapshots_requested, snapshots_incomplete,
 // snapshots_not_durable, fifo_violations_observed, conservation {violated,
 // surplus, deficit, max_surplus, max_deficit}, orphan_messages,
 // snapshots_with_orphans, late_channel_messages, missing_in_flight,
-// double_counted, channel_state_messages, data_messages, and for cl
+// double_counted, channel_state_messages, data_messages,
+// coordination_messages and coordination_bytes (mattern's announcements,
+// acks and forces), coordination_messages_per_snapshot, piggyback_bytes
+// (colours, vector clocks on transfers), extra_bytes_per_snapshot (wire
+// bytes of markers, done and coordination messages per snapshot),
+// extra_bytes_per_message (piggyback bytes per transfer), and for cl
 // snapshots_with_marker_crossings (snapshots, consistent or not, whose own
 // markers a transfer crossed), expected_breaks (inconsistent snapshots
 // excused by a marker crossing on their own channels), unexcused_breaks

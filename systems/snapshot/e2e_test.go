@@ -167,16 +167,112 @@ func TestRejected(t *testing.T) {
 	noneP2P.System, noneP2P.SystemOpts = "none", nil
 	naiveDAG := dagConfig("snapshot", "wordcount")
 	naiveDAG.Variant = "naive"
+	matternDAG := dagConfig("snapshot", "bank")
+	matternDAG.Variant = "mattern"
+	badTopology := onTopology(p2pConfig("", 1, "1"), "random,degree=9")
 	countedDAG := dagConfig("snapshot", "wordcount")
 	countedDAG.SystemOpts["snapshots"] = "3"
 	for name, cfg := range map[string]harness.Config{
-		"none on bank-p2p":     noneP2P,
-		"crash on bank-p2p":    p2pConfig("", 1, "1", "crash"),
-		"naive on a dataflow":  naiveDAG,
-		"--snapshots on a DAG": countedDAG,
+		"none on bank-p2p":      noneP2P,
+		"crash on bank-p2p":     p2pConfig("", 1, "1", "crash"),
+		"naive on a dataflow":   naiveDAG,
+		"mattern on a dataflow": matternDAG,
+		"degree above N-1":      badTopology,
+		"--snapshots on a DAG":  countedDAG,
 	} {
 		if _, err := harness.Execute(cfg); err == nil || !harness.IsInputError(err) {
 			t.Errorf("%s: want an input error, got %v", name, err)
+		}
+	}
+}
+
+// topologies are the --topology kinds with their channel count at the
+// default 4 processes.
+var topologies = []struct {
+	spec     string
+	channels int64
+}{{"full", 12}, {"ring", 4}, {"star", 6}, {"random,degree=2", 8}}
+
+func onTopology(cfg harness.Config, spec string) harness.Config {
+	cfg.WorkloadOpts = map[string]string{"topology": spec}
+	return cfg
+}
+
+// On every topology CL sends exactly one marker per channel per snapshot,
+// and on FIFO channels every snapshot is consistent and every transfer is
+// delivered exactly once; the other variants complete every snapshot too.
+// Lai-Yang and Mattern send one done message per channel.
+func TestP2PTopologies(t *testing.T) {
+	for _, top := range topologies {
+		for seed := uint64(1); seed <= 3; seed++ {
+			for _, v := range []string{"cl", "lai-yang", "mattern"} {
+				r := execute(t, onTopology(p2pConfig(v, seed, "25"), top.spec))
+				if metric(t, r, "snapshots_consistent") != 25 || metric(t, r, "markers") != 25*top.channels ||
+					metric(t, r, "safety_violations") != 0 || r.ExitCode != 0 || r.Verdict != "exactly-once" {
+					t.Fatalf("%s on %s, seed %d: want 25 consistent snapshots with %d markers each: exit %d %s %v",
+						v, top.spec, seed, top.channels, r.ExitCode, r.Verdict, r.SystemMetrics)
+				}
+			}
+		}
+	}
+}
+
+// Under reordering on every topology, Lai-Yang and Mattern keep all of 100
+// snapshots consistent over several seeds, CL breaks only where a transfer
+// crossed a marker, and naive's breaks are caught by the audit.
+func TestP2PReorderTopologies(t *testing.T) {
+	for _, top := range topologies[1:] {
+		for seed := uint64(1); seed <= 3; seed++ {
+			for _, v := range []string{"lai-yang", "mattern"} {
+				r := execute(t, onTopology(p2pConfig(v, seed, "100", "reorder"), top.spec))
+				if metric(t, r, "snapshots_consistent") != 100 || metric(t, r, "fifo_violations_observed") == 0 || r.ExitCode != 0 {
+					t.Fatalf("%s on %s under reorder, seed %d: exit %d %v", v, top.spec, seed, r.ExitCode, r.SystemMetrics)
+				}
+			}
+			r := execute(t, onTopology(p2pConfig("cl", seed, "100", "reorder"), top.spec))
+			if bad := metric(t, r, "snapshots_inconsistent"); bad == 0 || metric(t, r, "expected_breaks") != bad || metric(t, r, "safety_violations") != 0 {
+				t.Fatalf("cl on %s under reorder, seed %d: %v", top.spec, seed, r.SystemMetrics)
+			}
+		}
+	}
+}
+
+// The audit catches the naive scheme on a topology that is not complete,
+// under reordering: most snapshots break conservation, in both directions,
+// with orphans; naive claims nothing, so the run passes.
+func TestP2PNaiveCaughtOnRingUnderReorder(t *testing.T) {
+	r := execute(t, onTopology(p2pConfig("naive", 1, "50", "reorder"), "ring"))
+	surplus, deficit := conservation(t, r)
+	if metric(t, r, "snapshots_inconsistent") < 40 || surplus == 0 || deficit == 0 || metric(t, r, "orphan_messages") == 0 {
+		t.Fatalf("want most of 50 naive snapshots inconsistent both ways: %v", r.SystemMetrics)
+	}
+	if metric(t, r, "safety_violations") != 0 || r.ExitCode != 0 || r.SystemMetrics["consistency_claim"] != "none" {
+		t.Fatalf("exit %d %v", r.ExitCode, r.SystemMetrics)
+	}
+}
+
+// Extra bytes per transfer are the algorithms' piggybacked fields: none
+// for cl, an 8-byte colour for lai-yang, an 8N-byte vector clock for
+// mattern (N = 6 here); per snapshot, cl's and lai-yang's are one control
+// message per channel, and mattern adds 3(N-1) coordination messages.
+func TestP2PExtraBytes(t *testing.T) {
+	for _, tc := range []struct {
+		variant        string
+		perMessage     float64
+		coordPerSnap   float64
+		markersPerSnap float64
+	}{{"cl", 0, 0, 6}, {"lai-yang", 8, 0, 6}, {"mattern", 48, 15, 6}} {
+		cfg := p2pConfig(tc.variant, 1, "10")
+		cfg.WorkloadOpts = map[string]string{"processes": "6", "topology": "ring"}
+		r := execute(t, cfg)
+		m := r.SystemMetrics
+		if m["extra_bytes_per_message"] != tc.perMessage || m["coordination_messages_per_snapshot"] != tc.coordPerSnap ||
+			m["markers_per_snapshot"] != tc.markersPerSnap {
+			t.Fatalf("%s: %v", tc.variant, m)
+		}
+		perSnap := float64(metric(t, r, "marker_bytes")+metric(t, r, "coordination_bytes")) / 10
+		if m["extra_bytes_per_snapshot"] != perSnap || perSnap <= 0 {
+			t.Fatalf("%s: extra_bytes_per_snapshot %v, want %v", tc.variant, m["extra_bytes_per_snapshot"], perSnap)
 		}
 	}
 }

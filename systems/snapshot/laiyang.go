@@ -12,11 +12,11 @@ import "ftbench/engine"
 // channels are fine.
 //
 // Termination needs the extra round the lecture mentions: on recording j a
-// process sends every peer a done(j, c) message with c = the white messages
-// it sent on that channel. The receiver closes the channel once it has
+// process sends a done(j, c) message on every output channel, with c = the
+// white messages it sent on that channel. The receiver closes the channel once it has
 // received c white messages on it, whenever they arrive. done is itself red,
 // so it also makes a white receiver record. These are the "markers" of
-// Lai-Yang and are counted as such: N(N-1) per snapshot, like CL.
+// Lai-Yang and are counted as such: one per channel per snapshot, like CL.
 
 // lyCut is one Lai-Yang snapshot in progress at one process.
 type lyCut struct {
@@ -32,7 +32,7 @@ func (p *process) lyRecord(ctx engine.Ctx, j int64) {
 	for ; p.colour < j; p.colour++ {
 		id := p.colour + 1
 		c := &lyCut{
-			cut:       *newCut(id, ctx.Now(), p.cfg.n, -1, p.self),
+			cut:       *p.newCut(ctx, id, -1),
 			white:     make([]int64, p.cfg.n),
 			announced: make([]int64, p.cfg.n),
 		}
@@ -45,7 +45,7 @@ func (p *process) lyRecord(ctx engine.Ctx, j int64) {
 		}
 		p.ly = append(p.ly, c)
 		wire := int64(ctx.Cost().WireBytes(markerBytes))
-		for _, o := range p.peers() {
+		for _, o := range p.outputs() {
 			ctx.Send(o, engine.Msg{Kind: kindDone, Ctrl: true, Key: uint64(id), Val: p.sent[o], Size: markerBytes})
 			ctx.Count(cntMarkers, 1)
 			ctx.Count(cntMarkerBytes, wire)

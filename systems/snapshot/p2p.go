@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 
 	"ftbench/check"
 	"ftbench/engine"
@@ -15,6 +16,7 @@ type p2pConfig struct {
 	variant string
 	n       int
 	w       workloads.PeerToPeer
+	top     *workloads.Topology // the channels: transfers, markers and done messages use only these
 	log     *workloads.Log
 	times   []engine.Time // snapshot j starts at times[j-1]
 	spread  engine.Time   // naive: process records snapshot j within [t_j, t_j+spread)
@@ -34,7 +36,7 @@ func compileP2P(job systems.Job, w workloads.PeerToPeer) (*engine.Deployment, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := &p2pConfig{variant: job.Variant, n: n, w: w, log: job.Log, times: times, spread: spread}
+	cfg := &p2pConfig{variant: job.Variant, n: n, w: w, top: w.Topology(), log: job.Log, times: times, spread: spread}
 	dep := &engine.Deployment{Coordinator: -1}
 	for p := 0; p < n; p++ {
 		dep.Add(engine.ProcSpec{
@@ -83,6 +85,21 @@ type process struct {
 	ly      []*lyCut  // lai-yang: snapshots in progress here
 	colour  int64     // lai-yang: the last snapshot this process recorded
 	gathers []*gather // snapshots this process initiated and collects
+
+	// mattern (mattern.go)
+	vc       []int64  // this process's vector clock
+	mt       []*mtCut // snapshots announced here and not finished
+	frozen   int64    // the snapshot this initiator freezes for (0: none)
+	acks     int      // acknowledgements of the frozen snapshot's announcement
+	held     []held   // transfers and forces that arrived while frozen
+	pollHeld bool     // the source poll came due while frozen
+	mtQueued []int64  // snapshots due here while frozen
+}
+
+// held is a message a frozen Mattern initiator handles when it thaws.
+type held struct {
+	from engine.ProcID
+	m    engine.Msg
 }
 
 func newProcess(cfg *p2pConfig, self int) *process {
@@ -91,6 +108,7 @@ func newProcess(cfg *p2pConfig, self int) *process {
 		reader: stream.SourceReader{W: cfg.w, Log: cfg.log, Part: int32(self)},
 		sent:   make([]int64, cfg.n),
 		recv:   make([]check.Received, cfg.n),
+		vc:     make([]int64, cfg.n),
 	}
 }
 
@@ -112,6 +130,10 @@ func (p *process) Init(ctx engine.Ctx) {
 func (p *process) Timer(ctx engine.Ctx, id int64) {
 	p.ctx = ctx
 	if id == timerPoll {
+		if p.frozen != 0 {
+			p.pollHeld = true // a frozen Mattern initiator sends nothing
+			return
+		}
 		again, done := p.reader.Poll(ctx, p.send)
 		if !done {
 			ctx.After(again, timerPoll)
@@ -124,6 +146,8 @@ func (p *process) Timer(ctx engine.Ctx, id int64) {
 		p.clMarker(ctx, -1, j, 0)
 	case LaiYang:
 		p.lyRecord(ctx, j)
+	case Mattern:
+		p.mtStart(ctx, j)
 	case Naive:
 		r := p.local(ctx, j)
 		r.DoneAt = ctx.Now()
@@ -140,6 +164,9 @@ func (p *process) send(m engine.Msg) {
 // transfer debits amount at once (the debit effect is visible when the
 // money leaves), then sends it to payee as this process's off-th transfer.
 func (p *process) transfer(ctx engine.Ctx, payee int, amount, off int64, born engine.Time) {
+	if p.cfg.variant == Mattern {
+		p.mtTick(ctx, nil) // the send event: may record first
+	}
 	c := ctx.Cost()
 	ctx.Work(c.StateCPU + c.SinkCPU)
 	p.outflow += amount
@@ -149,16 +176,36 @@ func (p *process) transfer(ctx engine.Ctx, payee int, amount, off int64, born en
 	})
 	seq := p.sent[payee]
 	p.sent[payee]++
-	ctx.Send(engine.ProcID(payee), engine.Msg{
+	m := engine.Msg{
 		Kind: kindTransfer, Key: packKey(seq, p.colour), Val: amount,
 		ID: engine.EffectID{Part: int32(p.self), Sub: workloads.SubCredit, Off: off}, Born: born, Size: transferBytes,
-	})
+	}
+	switch p.cfg.variant {
+	case LaiYang:
+		m.Size += colourBytes
+		ctx.Count(cntPiggyback, colourBytes)
+	case Mattern:
+		m.Body = slices.Clone(p.vc)
+		m.Size += p.cfg.vectorBytes()
+		ctx.Count(cntPiggyback, int64(p.cfg.vectorBytes()))
+	}
+	ctx.Send(engine.ProcID(payee), m)
 	ctx.Count(cntData, 1)
 }
+
+// colourBytes is Lai-Yang's colour on a transfer: the number of the last
+// snapshot its sender recorded. One bit would do for one snapshot at a
+// time; repeated and concurrent snapshots need the number.
+const colourBytes = 8
 
 func (p *process) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	p.ctx = ctx
 	q := int(from)
+	if p.frozen != 0 && (m.Kind == kindTransfer || m.Kind == kindForce) {
+		// A frozen Mattern initiator takes part in no event until it thaws.
+		p.held = append(p.held, held{from, m})
+		return
+	}
 	switch m.Kind {
 	case kindTransfer:
 		p.receive(ctx, q, m)
@@ -167,7 +214,17 @@ func (p *process) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		p.clMarker(ctx, q, int64(m.Key), m.Val)
 	case kindDone:
 		p.fifoCheck(ctx, q, m.Val)
-		p.lyDone(ctx, q, int64(m.Key), m.Val)
+		if p.cfg.variant == Mattern {
+			p.mtDone(ctx, q, int64(m.Key), m.Val)
+		} else {
+			p.lyDone(ctx, q, int64(m.Key), m.Val)
+		}
+	case kindAnnounce:
+		p.mtAnnounce(ctx, q, int64(m.Key), m.Body.([]int64))
+	case kindAck:
+		p.mtAck(ctx, int64(m.Key))
+	case kindForce:
+		p.mtTick(ctx, m.Body.([]int64))
 	case kindReport:
 		p.collect(ctx, int64(m.Key), m.Body.(*Report))
 	}
@@ -182,6 +239,9 @@ func (p *process) receive(ctx engine.Ctx, q int, m engine.Msg) {
 		// A red message at a white process: record before it is applied.
 		p.lyRecord(ctx, colour)
 	}
+	if p.cfg.variant == Mattern {
+		p.mtTick(ctx, m.Body.([]int64)) // the receive event: may record first
+	}
 	if !p.recv[q].Add(seq) {
 		ctx.Count(cntFIFO, 1)
 	}
@@ -192,6 +252,8 @@ func (p *process) receive(ctx engine.Ctx, q int, m engine.Msg) {
 		}
 	case LaiYang:
 		p.lyWhite(ctx, q, colour, m)
+	case Mattern:
+		p.mtReceive(ctx, q, m.Body.([]int64), m)
 	}
 	c := ctx.Cost()
 	ctx.Work(c.StateCPU + c.SinkCPU)
@@ -230,25 +292,37 @@ func (p *process) local(ctx engine.Ctx, id int64) *Report {
 	return r
 }
 
-// peers are every process but self, the output channels.
-func (p *process) peers() []engine.ProcID {
-	out := make([]engine.ProcID, 0, p.cfg.n-1)
-	for q := 0; q < p.cfg.n; q++ {
-		if q != p.self {
-			out = append(out, engine.ProcID(q))
-		}
+// outputs are the processes this one has a channel to.
+func (p *process) outputs() []engine.ProcID {
+	out := make([]engine.ProcID, 0, len(p.cfg.top.Out[p.self]))
+	for _, q := range p.cfg.top.Out[p.self] {
+		out = append(out, engine.ProcID(q))
 	}
 	return out
+}
+
+// newCut opens a cut whose recording channels are this process's inputs
+// but first (the channel whose marker triggered the recording; -1 for
+// none): every other slot (itself, processes without a channel to it)
+// starts closed.
+func (p *process) newCut(ctx engine.Ctx, id int64, first int) *cut {
+	c := newCut(id, ctx.Now(), p.cfg.n, first, p.self)
+	for q := 0; q < p.cfg.n; q++ {
+		if q != p.self && !p.cfg.top.Has(q, p.self) {
+			c.close(q)
+		}
+	}
+	return c
 }
 
 // clRecord is the first marker of snapshot id (from q; -1 when initiating):
 // record the state, mark q's channel empty, record every other input, and
 // send a marker on every output before any other message (12.3.1 step 2a).
 func (p *process) clRecord(ctx engine.Ctx, id int64, q int) *cut {
-	c := newCut(id, ctx.Now(), p.cfg.n, q, p.self)
+	c := p.newCut(ctx, id, q)
 	c.local = p.local(ctx, id)
 	p.cuts = append(p.cuts, c)
-	sendMarkers(ctx, p.peers(), uint64(id), func(o engine.ProcID) int64 { return p.sent[o] })
+	sendMarkers(ctx, p.outputs(), uint64(id), func(o engine.ProcID) int64 { return p.sent[o] })
 	return c
 }
 

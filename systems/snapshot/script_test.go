@@ -32,11 +32,18 @@ type script struct {
 
 func newScript(t *testing.T, variant string, n int) *script {
 	t.Helper()
-	w, err := workloads.New("bank-p2p", 1, map[string]string{"processes": fmt.Sprint(n)})
+	return newScriptOn(t, variant, n, "full")
+}
+
+// newScriptOn is newScript on a topology (--topology spec).
+func newScriptOn(t *testing.T, variant string, n int, topology string) *script {
+	t.Helper()
+	w, err := workloads.New("bank-p2p", 1, map[string]string{"processes": fmt.Sprint(n), "topology": topology})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &p2pConfig{variant: variant, n: n, w: w.(workloads.PeerToPeer), log: &workloads.Log{Parts: n, Rate: 1, End: 1}}
+	pw := w.(workloads.PeerToPeer)
+	cfg := &p2pConfig{variant: variant, n: n, w: pw, top: pw.Topology(), log: &workloads.Log{Parts: n, Rate: 1, End: 1}}
 	s := &script{t: t, n: n, cost: engine.DefaultCost(), queues: make([][]engine.Msg, n*n), store: map[string]any{}, counts: map[string]int64{}, active: map[[2]int64]bool{}}
 	for p := 0; p < n; p++ {
 		s.procs = append(s.procs, newProcess(cfg, p))
@@ -51,6 +58,9 @@ func (s *script) logf(format string, args ...any) { fmt.Fprintf(&s.trace, format
 func (s *script) send(from, to int, amount int64) {
 	s.now += engine.Millisecond
 	p := s.procs[from]
+	if p.frozen != 0 {
+		s.t.Fatalf("P%d sends while frozen for snapshot %d: a frozen initiator sends nothing", from, p.frozen)
+	}
 	s.logf("P%d sends $%d to P%d (message %d on C%d%d)", from, amount, to, p.sent[to], from, to)
 	p.transfer(s.ctxs[from], to, amount, p.sent[to], s.now)
 }
@@ -105,6 +115,9 @@ func describe(m engine.Msg) string {
 	switch m.Kind {
 	case kindTransfer:
 		seq, colour := unpackKey(m.Key)
+		if vc, ok := m.Body.([]int64); ok {
+			return fmt.Sprintf("$%d (message %d, clock %v)", m.Val, seq, vc)
+		}
 		return fmt.Sprintf("$%d (message %d, colour %d)", m.Val, seq, colour)
 	case kindMarker:
 		return fmt.Sprintf("marker(%d)", m.Key)
@@ -112,6 +125,12 @@ func describe(m engine.Msg) string {
 		return fmt.Sprintf("done(%d, %d white)", m.Key, m.Val)
 	case kindReport:
 		return fmt.Sprintf("report(%d) from P%d", m.Key, m.Body.(*Report).Proc)
+	case kindAnnounce:
+		return fmt.Sprintf("announce(%d, cut %v)", m.Key, m.Body)
+	case kindAck:
+		return fmt.Sprintf("ack(%d)", m.Key)
+	case kindForce:
+		return fmt.Sprintf("force(%d, clock %v)", m.Key, m.Body)
 	}
 	return fmt.Sprintf("kind %#x", m.Kind)
 }
@@ -121,10 +140,21 @@ func describe(m engine.Msg) string {
 func (s *script) state() {
 	for _, p := range s.procs {
 		line := fmt.Sprintf("  P%d balance $%d", p.self, workloads.InitialBalance+p.inflow-p.outflow)
+		if p.cfg.variant == Mattern {
+			line += fmt.Sprintf(" clock %v", p.vc)
+			if p.frozen != 0 {
+				line += fmt.Sprintf(" (frozen for snapshot %d, holding %d)", p.frozen, len(p.held))
+			}
+		}
 		var cs []*cut
 		cs = append(cs, p.cuts...)
 		for _, c := range p.ly {
 			cs = append(cs, &c.cut)
+		}
+		for _, c := range p.mt {
+			if c.recorded {
+				cs = append(cs, &c.cut)
+			}
 		}
 		now := map[[2]int64]bool{}
 		for _, c := range cs {
@@ -140,7 +170,7 @@ func (s *script) state() {
 			s.active[[2]int64{int64(p.self), c.id}] = true
 			line += fmt.Sprintf("; snapshot %d recorded $%d", c.id, c.local.Balance)
 			for q := 0; q < s.n; q++ {
-				if q == p.self {
+				if q == p.self || !p.cfg.top.Has(q, p.self) {
 					continue
 				}
 				var amounts []string

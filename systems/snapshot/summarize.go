@@ -32,7 +32,7 @@ func consistencyClaim(variant string) string {
 	switch variant {
 	case CL:
 		return claimFIFO
-	case LaiYang:
+	case LaiYang, Mattern:
 		return claimAny
 	}
 	return claimNone
@@ -205,7 +205,9 @@ func summarizeP2P(r systems.RunInfo, w workloads.PeerToPeer) map[string]any {
 		"channel_state_messages": stat(chanMsgs),
 	}
 	overhead(m, r.Counters, taken)
-	m["data_messages"] = r.Counters[cntData]
+	data := r.Counters[cntData]
+	m["data_messages"] = data
+	extraBytes(m, r.Counters, taken, data)
 	if len(examples) > 0 {
 		m["inconsistent_examples"] = examples
 	}
@@ -217,7 +219,7 @@ func summarizeP2P(r systems.RunInfo, w workloads.PeerToPeer) map[string]any {
 	// inconsistent cl snapshot is a bug, whatever else the run reordered.
 	var violations int64
 	switch variant {
-	case LaiYang:
+	case LaiYang, Mattern:
 		violations = inconsistent + incomplete
 	case CL:
 		violations = unexcused + incomplete // termination does not need FIFO
@@ -250,6 +252,27 @@ func overhead(m map[string]any, counters map[string]int64, taken int64) {
 	m["report_bytes"] = counters[cntReportBytes]
 	if taken > 0 {
 		m["markers_per_snapshot"] = round3(float64(markers) / float64(taken))
+	}
+}
+
+// extraBytes adds what each algorithm adds to the traffic, split the way
+// the algorithms differ: per snapshot, the wire bytes of its control
+// messages on the channels (cl markers, lai-yang and mattern done
+// messages) and on the collection network (mattern's announcements, acks
+// and forces); per transfer, the bytes it carries for the algorithm
+// (lai-yang's colour, mattern's vector clock). Reports, the same for all,
+// are counted apart (report_bytes).
+func extraBytes(m map[string]any, counters map[string]int64, taken, data int64) {
+	coord, coordBytes, piggy := counters[cntCoord], counters[cntCoordBytes], counters[cntPiggyback]
+	m["coordination_messages"] = coord
+	m["coordination_bytes"] = coordBytes
+	m["piggyback_bytes"] = piggy
+	if taken > 0 {
+		m["coordination_messages_per_snapshot"] = round3(float64(coord) / float64(taken))
+		m["extra_bytes_per_snapshot"] = round3(float64(counters[cntMarkerBytes]+coordBytes) / float64(taken))
+	}
+	if data > 0 {
+		m["extra_bytes_per_message"] = round3(float64(piggy) / float64(data))
 	}
 }
 

@@ -15,6 +15,7 @@ const (
 	CL      = "cl"
 	Naive   = "naive"
 	LaiYang = "lai-yang"
+	Mattern = "mattern"
 )
 
 // Flags.
@@ -31,10 +32,10 @@ type system struct{}
 func (system) Name() string { return "snapshot" }
 
 func (system) Describe() string {
-	return "Chandy-Lamport marker snapshots: the textbook algorithm on bank-p2p, a checkpointing scheme with channel state on dataflows"
+	return "distributed snapshots: Chandy-Lamport markers, Lai-Yang colours and Mattern vector clocks on bank-p2p (any strongly connected topology); Chandy-Lamport as a checkpointing scheme with channel state on dataflows"
 }
 
-func (system) Variants() []string { return []string{CL, Naive, LaiYang} }
+func (system) Variants() []string { return []string{CL, Naive, LaiYang, Mattern} }
 
 func (system) Flags() []systems.Flag {
 	return []systems.Flag{
@@ -65,7 +66,7 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 		return compileP2P(job, w)
 	}
 	if job.Variant != CL {
-		return nil, fmt.Errorf("snapshot variant %s runs on bank-p2p only: it is the lecture's counter-example or its non-FIFO fix, not a checkpointing scheme; use --variant cl on dataflow workloads", job.Variant)
+		return nil, fmt.Errorf("snapshot variant %s runs on bank-p2p only: it is the lecture's counter-example or one of its non-FIFO fixes, not a checkpointing scheme; use --variant cl on dataflow workloads", job.Variant)
 	}
 	if n, err := job.Opts.Int(flagSnapshots, 0, 1<<20); err != nil {
 		return nil, err
