@@ -88,3 +88,34 @@ func TestIncrementalCheckpointBytes(t *testing.T) {
 		}
 	}
 }
+
+// Restore time on a known case: a full snapshot is one store read, so each
+// task's restore takes the store latency plus its bytes at the read
+// bandwidth; an incremental one restored at 7.5 s reads a chain of pieces
+// (a full snapshot every 4th checkpoint: 5, 6 and 7), one read each.
+func TestRestoreTime(t *testing.T) {
+	t.Parallel()
+	c := engine.DefaultCost()
+	for _, inc := range []bool{false, true} {
+		out := execute(t, incrementalConfig(Aligned, inc, "crash@7.5s:op=count/0"))
+		exactlyOnce(t, out.Result)
+		var counts int
+		for _, e := range out.Events {
+			if e.Kind != "restore" || e.Proc[:5] != "count" {
+				continue
+			}
+			counts++
+			one := c.StoreLatency + engine.Time(float64(e.Bytes+16)/c.StoreReadBytes*1e9)
+			got := engine.Time(e.Value)
+			switch {
+			case !inc && (got < one-engine.Microsecond || got > one+engine.Microsecond):
+				t.Errorf("%s read %d bytes in %v, want %v", e.Proc, e.Bytes, got, one)
+			case inc && got < one+c.StoreLatency:
+				t.Errorf("%s read a chain of %d bytes in %v: want at least two reads (%v + %v)", e.Proc, e.Bytes, got, one, c.StoreLatency)
+			}
+		}
+		if counts != 4 {
+			t.Errorf("incremental=%v: %d count tasks restored, want 4", inc, counts)
+		}
+	}
+}
