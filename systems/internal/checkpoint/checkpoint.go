@@ -192,6 +192,7 @@ func (c *Coordinator) pendingIDs() []int64 {
 
 func (c *Coordinator) abort(ctx engine.Ctx, n int64, why string) {
 	delete(c.pending, n)
+	defer c.sweep(ctx)
 	ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: why})
 	for _, t := range c.cfg.Tasks {
 		ctx.Send(t, engine.Msg{Kind: KindAbort, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
@@ -281,19 +282,42 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	for len(c.retained) > max(c.cfg.Retain, 1) {
 		old := c.retained[0]
 		c.retained = c.retained[1:]
-		for _, key := range c.shared.release(old) {
-			ctx.Store().Delete(key)
-		}
+		c.shared.release(old, c.next)
+	}
+	c.sweep(ctx)
+}
+
+// sweep deletes the released files that no checkpoint in progress can
+// reference any more.
+func (c *Coordinator) sweep(ctx engine.Ctx) {
+	oldest := c.next
+	for n := range c.pending {
+		oldest = min(oldest, n)
+	}
+	for _, key := range c.shared.collect(oldest) {
+		ctx.Store().Delete(key)
 	}
 }
 
 // sharedRegistry is Flink's SharedStateRegistry: for every stored snapshot
 // file, how many retained completed checkpoints reference it. A file is
 // deleted when the last checkpoint referencing it is discarded, so
-// incremental checkpoints can share their chain's older pieces.
+// incremental checkpoints can share their chain's older pieces — but not
+// before every checkpoint triggered by then has finished: a task that has
+// not yet heard that a newer checkpoint completed may still build a delta
+// on the discarded one's files (with concurrent checkpoints), as Flink's
+// registry keeps a file until no pending checkpoint can use it.
 type sharedRegistry struct {
 	count map[string]int
 	refs  map[int64][]string // retained checkpoint -> the files it references
+	dead  []released
+}
+
+// released are files no retained checkpoint references, deletable once no
+// checkpoint older than until is in progress.
+type released struct {
+	keys  []string
+	until int64
 }
 
 func (r *sharedRegistry) register(n int64, keys []string) {
@@ -303,9 +327,11 @@ func (r *sharedRegistry) register(n int64, keys []string) {
 	}
 }
 
-// release discards checkpoint n and returns the files no longer referenced,
-// in the order n referenced them.
-func (r *sharedRegistry) release(n int64) (unused []string) {
+// release discards checkpoint n; the files no longer referenced become
+// deletable once no checkpoint older than next (the next to be triggered)
+// is in progress.
+func (r *sharedRegistry) release(n, next int64) {
+	var unused []string
 	for _, k := range r.refs[n] {
 		if r.count[k]--; r.count[k] <= 0 {
 			delete(r.count, k)
@@ -313,7 +339,29 @@ func (r *sharedRegistry) release(n int64) (unused []string) {
 		}
 	}
 	delete(r.refs, n)
-	return unused
+	if len(unused) > 0 {
+		r.dead = append(r.dead, released{keys: unused, until: next})
+	}
+}
+
+// collect returns the released files deletable when the oldest checkpoint
+// in progress (or the next to be triggered) is oldest, in release order.
+// A file a newer checkpoint registered again meanwhile is kept.
+func (r *sharedRegistry) collect(oldest int64) (gone []string) {
+	keep := r.dead[:0]
+	for _, d := range r.dead {
+		if d.until > oldest {
+			keep = append(keep, d)
+			continue
+		}
+		for _, k := range d.keys {
+			if r.count[k] == 0 {
+				gone = append(gone, k)
+			}
+		}
+	}
+	r.dead = keep
+	return gone
 }
 
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
@@ -327,6 +375,7 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 		delete(c.pending, n)
 		ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: "failure"})
 	}
+	c.sweep(ctx)
 	for _, t := range c.cfg.Tasks {
 		ctx.Restart(t)
 	}

@@ -113,15 +113,31 @@ func TestSharedRegistry(t *testing.T) {
 	r.register(1, []string{"a", "b"})
 	r.register(2, []string{"a", "c"})
 	r.register(3, []string{"a", "c", "d"})
-	for _, c := range []struct {
-		n    int64
-		want []string
-	}{{1, []string{"b"}}, {2, nil}, {3, []string{"a", "c", "d"}}} {
-		if got := r.release(c.n); !slices.Equal(got, c.want) {
-			t.Errorf("release %d deleted %v, want %v", c.n, got, c.want)
+	steps := []struct {
+		release, next, oldest int64 // discard release (next to trigger: next), then collect with oldest in progress
+		want                  []string
+	}{
+		{1, 4, 4, []string{"b"}},           // nothing in progress: b goes at once
+		{2, 5, 5, nil},                     // a and c are still 3's
+		{3, 6, 5, nil},                     // checkpoint 5 is in progress: it may build on 3's files
+		{0, 0, 6, []string{"a", "c", "d"}}, // 5 finished
+	}
+	for _, st := range steps {
+		if st.release > 0 {
+			r.release(st.release, st.next)
+		}
+		if got := r.collect(st.oldest); !slices.Equal(got, st.want) {
+			t.Errorf("release %d, oldest in progress %d: deleted %v, want %v", st.release, st.oldest, got, st.want)
 		}
 	}
-	if len(r.count) != 0 || len(r.refs) != 0 {
-		t.Errorf("registry not empty: %v %v", r.count, r.refs)
+	// A released file that a newer checkpoint references again is kept.
+	r.register(7, []string{"e"})
+	r.release(7, 8)
+	r.register(8, []string{"e"})
+	if got := r.collect(8); got != nil {
+		t.Errorf("deleted %v, still referenced by 8", got)
+	}
+	if len(r.count) != 1 || len(r.refs) != 1 || len(r.dead) != 0 {
+		t.Errorf("registry holds %v %v %v, want only 8's e", r.count, r.refs, r.dead)
 	}
 }
