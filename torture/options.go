@@ -45,6 +45,10 @@ var choices = map[string][]choice{
 		{"sink", []string{"2pc", "2pc", "plain"}, always},
 		{"max-concurrent-checkpoints", []string{"1", "2"}, func(v string, _ bool) bool { return v == "aligned" }},
 		{"aligned-checkpoint-timeout", []string{"20ms", "50ms", "100ms", "500ms"}, func(v string, _ bool) bool { return v == "aligned-timeout" }},
+		// Not drawn: keep every checkpoint so that the post-run check
+		// covers them all, as before retention became an option (last, so
+		// that the draws above are unchanged).
+		{"checkpoints-retained", []string{"64"}, always},
 	},
 	"lineage": {
 		{"batch-interval", []string{"250ms", "500ms", "1s"}, always},

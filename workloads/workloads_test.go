@@ -107,7 +107,12 @@ func TestBadOptions(t *testing.T) {
 	}{
 		{"grep", map[string]string{"record-size": "0"}},
 		{"grep", map[string]string{"match-every": "x"}},
-		{"wordcount", map[string]string{"vocabulary": "100000"}},
+		{"wordcount", map[string]string{"vocabulary": "10000001"}},
+		{"wordcount", map[string]string{"active-keys": "0"}},
+		{"wordcount", map[string]string{"active-keys": "1.5"}},
+		{"wordcount", map[string]string{"active-keys": "0.99", "vocabulary": "10"}},
+		{"wordcount", map[string]string{"active-period": "0"}},
+		{"wordcount", map[string]string{"active-warmup": "-1"}},
 		{"wordcount", map[string]string{"zipf-s": "-1"}},
 		{"nope", nil},
 	}
