@@ -46,6 +46,9 @@ func TestSharesMatchTheRecords(t *testing.T) {
 		{"wordcount", nil, 4},
 		{"wordcount", nil, 16},
 		{"wordcount", map[string]string{"zipf-s": "0", "vocabulary": "200"}, 16},
+		// Beyond the table: the exact rejection-inversion and uniform samplers.
+		{"wordcount", map[string]string{"vocabulary": "100000"}, 8},
+		{"wordcount", map[string]string{"zipf-s": "0", "vocabulary": "100000"}, 8},
 		{"bank", map[string]string{"accounts": "100"}, 8},
 	} {
 		w := mustNew(t, tc.name, tc.opts)
