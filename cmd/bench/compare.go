@@ -71,7 +71,7 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 			continue
 		}
 		r := ro.Result
-		rec := "-"
+		rec := "n/a" // no fault to recover from
 		if len(r.Faults) > 0 {
 			rec = "never"
 			if r.RecoveryTimeS != nil {
@@ -87,7 +87,11 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 		if !r.ClaimHeld {
 			observed += " (CLAIM BROKEN)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "-"), r.LatencyMS.P50, r.LatencyMS.P99,
+		p50, p99 := "n/a", "n/a" // nothing committed
+		if r.CommittedEffects > 0 {
+			p50, p99 = fmt.Sprintf("%.2f", r.LatencyMS.P50), fmt.Sprintf("%.2f", r.LatencyMS.P99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "n/a"), p50, p99,
 			rec, r.Duplicates, r.Lost, r.WrongKeys, claimed, observed)
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))

@@ -61,7 +61,7 @@ func gridFlags(defaultSystem, outUsage string) []cli.Flag {
 	}
 	return append(flags,
 		&cli.StringFlag{Name: "out", Usage: outUsage},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "runs executed in parallel"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "runs executed in parallel", DefaultText: "all cores"},
 	)
 }
 
@@ -456,15 +456,20 @@ func printCurve(w io.Writer, c *sweep.Curve) {
 	for _, p := range c.Points {
 		med := func(name string) string {
 			s, ok := p.Metrics[name]
+			if p.NoFault && strings.HasSuffix(name, "recovery_time_s") {
+				return "n/a" // no fault to recover from
+			}
 			if !ok || s.Median == nil {
-				if ok && s.Null > 0 {
+				if ok && s.Null > 0 && strings.HasSuffix(name, "recovery_time_s") {
 					return "never"
 				}
-				return "-"
+				return "n/a"
 			}
 			txt := formatNumber(*s.Median)
-			if s.Null > 0 {
+			if s.Null > 0 && strings.HasSuffix(name, "recovery_time_s") {
 				txt += fmt.Sprintf(" (%d never)", s.Null)
+			} else if s.Null > 0 {
+				txt += fmt.Sprintf(" (%d n/a)", s.Null)
 			}
 			return txt
 		}
