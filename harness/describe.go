@@ -60,9 +60,9 @@ func ReaderView(r *Result) string {
 		b.WriteString("; values never went back")
 	case r.FirstRegression != nil:
 		f := r.FirstRegression
-		fmt.Fprintf(&b, "; a value went back %d times (first key %d at %gs, %d to %d)", r.ReaderRegressions, f.Key, f.AtS, f.From, f.To)
+		fmt.Fprintf(&b, "; a key's value went back %d times (first key %d at %.3fs, %d to %d)", r.ReaderRegressions, f.Key, f.AtS, f.From, f.To)
 	default:
-		fmt.Fprintf(&b, "; a value went back %d times", r.ReaderRegressions)
+		fmt.Fprintf(&b, "; a key's value went back %d times", r.ReaderRegressions)
 	}
 	if r.WrongKeys == 0 {
 		b.WriteString("; every final value right")

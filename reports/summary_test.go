@@ -50,7 +50,7 @@ func TestSummaryRunDetails(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Offered rate: 10000 records/s (chosen automatically: half the cost model's capacity bound on this hardware).",
-		"- **barrier/aligned**: 1500 duplicated and 0 lost of 60000 expected effects; a value went back 37 times (first key 12 at 1.9s, 40 to 31); " +
+		"- **barrier/aligned**: 1500 duplicated and 0 lost of 60000 expected effects; a key's value went back 37 times (first key 12 at 1.900s, 40 to 31); " +
 			"every final value right — observed at-least-once, non-monotonic; claimed at-least-once, non-monotonic: held",
 		"- **none/default**: 0 duplicated and 60000 lost of 60000 expected effects",
 		"- **barrier/aligned**: 2 triggered, 1 completed, 1 aborted; duration p50 20.0 ms, max 20.0 ms",

@@ -411,7 +411,7 @@ func (c *Curve) check(path string) error {
 }
 
 func pointID(p *CurvePoint, params []Param) string {
-	pt := Point{Target: Target{p.System, p.Variant}}
+	pt := Point{Target: Target{System: p.System, Variant: p.Variant}}
 	for _, q := range params {
 		pt.Params = append(pt.Params, KV{q.Name, p.Params[q.Name]})
 	}
