@@ -20,7 +20,7 @@ func compareCommand() *cli.Command {
 		Name:  "compare",
 		Usage: "run several systems (and variants) under the same workload, seed and faults into one results folder",
 		UsageText: "bench compare --system all --fault crash [--out DIR] [run flags]\n" +
-			"   bench compare --config 'barrier --sink 2pc' --config 'barrier --sink plain' --config stormack --config none --fault crash\n\n" +
+			"bench compare --config 'barrier --sink 2pc' --config 'barrier --sink plain' --config stormack --config none --fault crash\n\n" +
 			"--system takes a list: none,stormack,barrier/unaligned, NAME/* for every variant, all, all/*.\n" +
 			"--config names one configuration: a system and run flags for it alone (options, --rate, --fault, --cost ...);\n" +
 			"flags outside --config apply to every configuration, and a configuration's own override them.\n" +
