@@ -8,6 +8,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/sweep"
 )
 
 // summary.md says per run what a reader of its sink saw, how the rate was
@@ -61,5 +62,30 @@ func TestSummaryRunDetails(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// Configurations of one system beside other systems (compare --config
+// 'barrier --sink 2pc' --config 'barrier --sink plain' --config stormack
+// --config none) each get a colour of their own: the sink option is no
+// dimension of stormack and none.
+func TestConfigSeriesColoursDistinct(t *testing.T) {
+	var runs []*sweep.StoredRun
+	for i, opts := range []map[string]string{{}, {}, {"sink": "2pc", "checkpoint-interval": "1s"}, {"sink": "plain", "checkpoint-interval": "1s"}} {
+		r := storedOf(fixtureRuns()[[]int{0, 1, 3, 3}[i]].outcome().Result)
+		r.Result.Config.SystemOpts = opts
+		runs = append(runs, r)
+	}
+	g := groupRuns(runs)[0]
+	want := []string{"none/default", "stormack/default", "barrier/aligned sink=2pc", "barrier/aligned sink=plain"}
+	if strings.Join(g.Labels, "|") != strings.Join(want, "|") {
+		t.Errorf("labels %q, want %q", g.Labels, want)
+	}
+	seen := map[int]bool{}
+	for _, c := range g.Colors {
+		seen[c] = true
+	}
+	if len(seen) != len(runs) || g.Shared {
+		t.Errorf("colours %v (shared %v): want one per configuration", g.Colors, g.Shared)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"ftbench/harness"
+	"ftbench/systems"
 	"ftbench/torture"
 )
 
@@ -122,6 +123,9 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 			s.Run, s.FaultsBefore, len(s.Faults), s.DurationBeforeS, s.DurationS, s.Tries, s.Problem, s.Replay)
 	}
 	variant := rep.Variant
+	if sys, err := systems.Lookup(rep.System); err == nil {
+		variant, _ = systems.ResolveVariant(sys, variant) // as in the run folders' names
+	}
 	if variant == "" {
 		variant = "default"
 	}
