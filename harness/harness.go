@@ -566,6 +566,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 		if s.Kind == "crash" {
 			hasCrash = true
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
+			rec.Crashed = r.crashed(s)
 		}
 		res.Recoveries = append(res.Recoveries, rec)
 	}
@@ -592,6 +593,34 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 		w = max(w, *v)
 	}
 	return &w
+}
+
+// crashed is what crash s took down: its worker and every process placed
+// there (a crash aimed at an operator instance kills the whole worker
+// hosting it, as a machine failure does). Nil when the crash found its
+// worker already down and took nothing.
+func (r *runner) crashed(s faults.Spec) *Crashed {
+	worker := s.Worker
+	if s.Op != "" {
+		id, ok := r.dep.Lookup(fmt.Sprintf("%s/%d", s.Op, s.Index))
+		if !ok {
+			return nil
+		}
+		worker = r.dep.Procs[id].Worker
+	}
+	for _, e := range r.events {
+		if e.Kind != "worker_crash" || e.Time != s.At || int(e.ID) != worker {
+			continue
+		}
+		c := &Crashed{Worker: worker, Processes: []string{}}
+		for _, p := range r.dep.Procs {
+			if p.Worker == c.Worker {
+				c.Processes = append(c.Processes, p.Name)
+			}
+		}
+		return c
+	}
+	return nil
 }
 
 // phases is the breakdown of crash fault i's recovery from the events the
