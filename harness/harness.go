@@ -208,6 +208,9 @@ func prepare(cfg Config) (*runner, error) {
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
 	}
+	if err := r.cost.CheckOps(cfg.Workload, workloads.Operators(r.w)); err != nil {
+		return nil, &InputError{err}
+	}
 	if err := peerToPeer(r.sys, r.w, &cfg); err != nil {
 		return nil, err
 	}

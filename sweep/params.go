@@ -148,8 +148,11 @@ func workloadHas(workload, option string) bool {
 
 func isCostParam(name string) bool {
 	cm := engine.DefaultCost()
+	// An operator-qualified name (count.state-cpu) names a per-operator
+	// parameter; whether the operator exists the run checks.
+	op, param, qualified := strings.Cut(name, ".")
 	for _, p := range cm.Params() {
-		if p.Name == name {
+		if p.Name == name || (qualified && op != "" && p.PerOp && p.Name == param) {
 			return true
 		}
 	}

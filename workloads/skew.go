@@ -47,7 +47,7 @@ func InstanceShares(w Workload, c *engine.CostModel, par int) map[string][]float
 	}
 	loads := func(stage string) iter.Seq2[uint64, float64] {
 		if ks, ok := w.(KeySkewed); ok {
-			return ks.KeyLoads(c, stage)
+			return ks.KeyLoads(c.For(stage), stage)
 		}
 		return nil
 	}
@@ -119,9 +119,14 @@ func BusiestShare(w Workload, c *engine.CostModel, stage string, par int) float6
 //
 // The bound is the smaller; it leaves out protocol processes (ackers,
 // coordinators) and control traffic, which only lower the real capacity.
-// c.Cores == 0 means a CPU per process (no worker limit).
+// c.Cores == 0 means a CPU per process (no worker limit). Each operator's
+// cost is taken under its own model (c.For), so per-operator overrides
+// (--cost count.state-cpu=8us) move the bound as they move the runs.
 func CapacityBound(w Workload, c *engine.CostModel, par, workers int) float64 {
-	costs := w.CostPerRecord(c)
+	costs := map[string]engine.Time{}
+	for op := range w.CostPerRecord(c) {
+		costs[op] = w.CostPerRecord(c.For(op))[op]
+	}
 	ops := make([]string, 0, len(costs))
 	for op, t := range costs {
 		if t > 0 {

@@ -83,9 +83,21 @@ type Workload interface {
 	// Record is the source record at (part, off): a pure function. Its ID
 	// is {part, 0, off}; Born is filled in by the source.
 	Record(part int32, off int64) engine.Msg
-	// CostPerRecord estimates each stage's CPU per source record (for
-	// the default rate); the keys are stage names.
+	// CostPerRecord estimates each operator's CPU per source record (for
+	// the default rate and CapacityBound); the keys are operator names
+	// (the source's and the stages'). CapacityBound calls it with each
+	// operator's own model (c.For(op)) and reads that operator's entry.
 	CostPerRecord(c *engine.CostModel) map[string]engine.Time
+}
+
+// Operators lists the operator names a per-operator cost override
+// (--cost OP.NAME=VALUE) may name: the plan's, or a peer-to-peer
+// workload's processes.
+func Operators(w Workload) []string {
+	if _, ok := w.(PeerToPeer); ok {
+		return []string{ProcessOp}
+	}
+	return w.Plan().OpNames()
 }
 
 // Log is the replayable partitioned source log: records are appended to

@@ -301,7 +301,8 @@ type topo struct {
 	g           *stream.Graph
 	plan        *workloads.Plan // the compiled plan (keyed stage fused into the sink)
 	sink        *workloads.Stage
-	fused       *workloads.Stage // keyed stage applied by the sink; nil if none
+	sinkCost    *engine.CostModel // the sink operator's costs (the process pays fused's)
+	fused       *workloads.Stage  // keyed stage applied by the sink; nil if none
 	ackers      []engine.ProcID
 	timeout     engine.Time
 	maxPending  int

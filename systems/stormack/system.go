@@ -110,6 +110,7 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 		return nil, fmt.Errorf("stormack: workload %s has no sink stage", job.Workload.Name())
 	}
 	t.plan, t.sink, t.fused = compilePlan(plan)
+	t.sinkCost = job.Cost.For(t.sink.Name)
 	last := len(t.plan.Stages) - 1
 	dep := &engine.Deployment{Coordinator: -1}
 	// The external store the sink writes to: one partition per sink

@@ -23,6 +23,9 @@ type Graph struct {
 // Build adds the source and every stage's instances to dep, instance i on
 // worker i mod workers (one slice of the pipeline per worker, as Flink's slot
 // sharing places it). newSource and newTask create the processes on (re)start.
+// Each instance pays its operator's costs (ProcSpec.CostOp), so a
+// per-operator override (--cost count.state-cpu=8us) reaches every charge its
+// process makes: stage costs, sends, snapshot serialisation.
 func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 	newSource func(g *Graph, i int) engine.Process,
 	newTask func(g *Graph, stage, i int) engine.Process) *Graph {
@@ -30,7 +33,7 @@ func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 	for i := 0; i < par; i++ {
 		i := i
 		g.Source = append(g.Source, dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, Index: i, Worker: i % workers,
+			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, CostOp: plan.Source, Index: i, Worker: i % workers,
 			New: func() engine.Process { return newSource(g, i) },
 		}))
 	}
@@ -39,7 +42,7 @@ func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 		for i := 0; i < par; i++ {
 			s, i := s, i
 			g.Stages[s] = append(g.Stages[s], dep.Add(engine.ProcSpec{
-				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, Index: i, Worker: i % workers,
+				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, CostOp: plan.Stages[s].Name, Index: i, Worker: i % workers,
 				New: func() engine.Process { return newTask(g, s, i) },
 			}))
 		}
