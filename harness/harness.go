@@ -28,7 +28,7 @@ type Outcome struct {
 	Files map[string][]byte
 }
 
-// Exit codes (DESIGN.md section 6).
+// Exit codes (README, "Exit codes" after the run.json keys).
 const (
 	ExitOK       = 0
 	ExitInternal = 1

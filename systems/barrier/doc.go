@@ -1,4 +1,4 @@
-// Package barrier is Flink-style asynchronous barrier snapshots (seed 004,
+// Package barrier is Flink-style asynchronous barrier snapshots (lecture 21,
 // 21.2.7, algorithm 21.3.4, 21.5): a checkpoint coordinator, barriers that
 // carry the checkpoint id, aligned and unaligned barrier handling, a
 // two-phase-commit sink, and global rollback on failure. It claims
@@ -45,7 +45,7 @@
 //     whose barrier has not arrived, every record consumed from it until
 //     the barrier arrives plus what that barrier overtakes. State plus
 //     channel state is then the same cut the aligned variant takes (the
-//     unaligned trace test shows it on the seed's input). Like Flink, it
+//     unaligned trace test shows it on the lecture's input). Like Flink, it
 //     needs max-concurrent-checkpoints 1: an overtaking barrier n+1 could
 //     pass barrier n in a channel.
 //   - aligned-timeout (Flink's aligned-checkpoint-timeout, default 100ms,
@@ -113,7 +113,7 @@
 // plain: effects are committed on arrival. State stays exactly-once (the
 // final values are right), but effects committed after the last completed
 // checkpoint are committed again after a rollback: at-least-once output,
-// the pitfall of seed 21.7. The system claims at-least-once with it.
+// the pitfall of lecture 21.7. The system claims at-least-once with it.
 //
 // # Recovery
 //

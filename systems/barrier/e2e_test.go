@@ -176,7 +176,7 @@ func TestCrashDuringAlignment(t *testing.T) {
 	}
 }
 
-// The plain sink: state stays exact, output does not (seed 21.7).
+// The plain sink: state stays exact, output does not (lecture 21.7).
 func TestPlainSinkDuplicates(t *testing.T) {
 	t.Parallel()
 	cfg := e2eConfig(Aligned, "crash")
@@ -191,7 +191,7 @@ func TestPlainSinkDuplicates(t *testing.T) {
 	consistent(t, r)
 }
 
-// The trade-off of seed 21.2.7/21.5: under a growing backlog, aligned
+// The trade-off of lecture 21.2.7/21.5: under a growing backlog, aligned
 // alignment time and checkpoint duration grow checkpoint by checkpoint;
 // unaligned alignment stays near zero and its channel state grows instead.
 func TestSlowBacklogTradeoff(t *testing.T) {

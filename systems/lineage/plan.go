@@ -11,7 +11,7 @@ import (
 // between two shuffles. A plan stage whose input is not Forward (the KeyBy's
 // Hash, or Rebalance, Broadcast) is a wide dependency and starts a new stage,
 // exactly as Spark's DAGScheduler cuts the lineage graph at shuffle
-// dependencies (seed 21.3.2, split_stages).
+// dependencies (lecture 21.3.2, split_stages).
 type sstage struct {
 	ops   []int                  // plan stage indices, pipelined in this order
 	keyed bool                   // holds keyed state: a state RDD per batch

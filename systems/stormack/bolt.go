@@ -79,7 +79,7 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	s.ctx = ctx
 	s.count++
 	if s.t.failEvery > 0 && s.count%s.t.failEvery == 0 {
-		// The write was refused (the seed's "database exception"): fail the
+		// The write was refused (the lecture's "database exception"): fail the
 		// tree now instead of waiting for the timeout.
 		s.col.fail(ctx, &in)
 		return

@@ -1,4 +1,4 @@
-// Package stormack is Apache Storm's reliability mechanism (seed 004,
+// Package stormack is Apache Storm's reliability mechanism (lecture 21,
 // sections 21.2.3-21.2.4 and algorithm 21.3.1): XOR acking with anchoring,
 // acker tasks and timeout replay, which gives at-least-once delivery.
 //
@@ -28,8 +28,8 @@
 //     its stage function returns it acks the input once: one message per
 //     root with id XOR ackVal, so a child's "create" rides on its parent's
 //     ack (Storm's BoltOutputCollectorImpl) instead of a message of its own.
-//     The seed's algorithm sends create and ack separately; the acker
-//     treats both as "XOR into the checksum", so the seed's worked example
+//     The lecture's algorithm sends create and ack separately; the acker
+//     treats both as "XOR into the checksum", so the lecture's worked example
 //     replays unchanged on it (xor_test.go). Acking or failing a tuple
 //     twice panics: it is a bug that leaves the checksum non-zero.
 //   - The sink acks after applying and committing. fail sends a fail to the
