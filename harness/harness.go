@@ -711,7 +711,7 @@ func (r *runner) exitCode(res *Result) int {
 	if len(res.Problems) > 0 {
 		return ExitSafety
 	}
-	// Issue 12: effects still pending in a busy run are not lost (drain.go).
+	// Effects still pending in a busy run are not lost (drain.go).
 	if p := undrainedProblem(res); p != "" {
 		res.Problems = append(res.Problems, p)
 		return ExitLiveness

@@ -10,7 +10,7 @@ import (
 	"ftbench/harness"
 )
 
-// End-to-end runs through the harness, one per acceptance line of issue 3.
+// End-to-end runs through the harness.
 // They use 10k records/s and 6-8 s of input so that `go test -race` stays
 // quick; full-size runs are the default `bench run` configuration.
 
