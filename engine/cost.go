@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,7 +215,7 @@ func (c *CostModel) set(label, name, val string) error {
 		*p.time = Time(d)
 	case p.f64 != nil:
 		f, err := strconv.ParseFloat(val, 64)
-		if err != nil || !(f > 0) || math.IsInf(f, 1) {
+		if err != nil || f <= 0 {
 			return fmt.Errorf("cost %s=%q: want a positive number", label, val)
 		}
 		*p.f64 = f

@@ -211,6 +211,11 @@ func prepare(cfg Config) (*runner, error) {
 	if err := r.cost.CheckOps(cfg.Workload, workloads.Operators(r.w)); err != nil {
 		return nil, &InputError{err}
 	}
+	for _, op := range workloads.Operators(r.w) {
+		if err := checkCost(r.cost.For(op)); err != nil {
+			return nil, inputErr("operator %s: %v", op, err)
+		}
+	}
 	if err := peerToPeer(r.sys, r.w, &cfg); err != nil {
 		return nil, err
 	}

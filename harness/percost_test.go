@@ -2,6 +2,7 @@ package harness
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"ftbench/engine"
@@ -73,4 +74,28 @@ func opOf(proc string) string {
 		}
 	}
 	return proc
+}
+
+// Per-operator overrides are bad input, before anything runs, when they
+// name an operator the workload lacks or exceed the cost limits.
+func TestPerOperatorCostInputErrors(t *testing.T) {
+	tests := []struct{ workload, override, want string }{
+		{"wordcount", "cnt.state-cpu=8us", `workload wordcount has no operator "cnt"`},
+		{"grep", "count.state-cpu=8us", `workload grep has no operator "count"`},
+		{"wordcount", "count.state-cpu=100000h", "operator count: cost state-cpu must be at most"},
+		{"wordcount", "count.net-latency=1ms", "belongs to the cluster"},
+		{"bank-p2p", "debit.state-cpu=8us", `workload bank-p2p has no operator "debit"`},
+	}
+	for _, tc := range tests {
+		cfg := DefaultConfig()
+		cfg.Workload = tc.workload
+		if tc.workload == "bank-p2p" {
+			cfg.System = "snapshot"
+		}
+		cfg.CostOverride = []string{tc.override}
+		_, err := prepare(cfg)
+		if !IsInputError(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s on %s: %v, want bad input containing %q", tc.override, tc.workload, err, tc.want)
+		}
+	}
 }
