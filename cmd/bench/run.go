@@ -34,7 +34,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
-		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see bench list --costs)"},
+		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, or operator.name=value for one operator (count.state-cpu=8us), repeatable (see bench list --costs)"},
 	}
 	for _, f := range systems.AllFlags() {
 		usage, def := systemOptionHelp(f)

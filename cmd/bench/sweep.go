@@ -55,7 +55,7 @@ func gridFlags(defaultSystem, outUsage string) []cli.Flag {
 				Usage: "fault spec, repeatable, kept whole (commas allowed; see bench list)"})
 		case "cost":
 			flags = append(flags, &cli.GenericFlag{Name: "cost", Value: &repeated{},
-				Usage: "cost-model override name=value for every run, repeatable (see bench list --costs)"})
+				Usage: "cost-model override name=value (or operator.name=value) for every run, repeatable (see bench list --costs)"})
 		case "variant":
 			// Variants are given with the system: --system barrier/unaligned.
 		default:
