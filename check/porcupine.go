@@ -1,7 +1,7 @@
 package check
 
-// Porcupine models of what a reader of the sink observes (DESIGN.md
-// section 6, "porcupine checks"), in the style of Jepsen and
+// Porcupine models of what a reader of the sink observes (README, Metric
+// definitions, "Observer"), in the style of Jepsen and
 // github.com/anishathalye/porcupine.
 //
 // The sink is a register per key. Three kinds of operation touch it:

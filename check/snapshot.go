@@ -8,10 +8,11 @@ import (
 	"ftbench/workloads"
 )
 
-// Snapshot consistency (DESIGN.md section 6): a completed checkpoint is a
-// consistent cut when the operator state it persisted, plus the records it
-// persisted as in flight (channel state), is exactly what the workload's
-// sequential oracle holds after the source prefix the checkpoint recorded.
+// Snapshot consistency (docs/architecture.md, "What is checked"): a
+// completed checkpoint is a consistent cut when the operator state it
+// persisted, plus the records it persisted as in flight (channel state), is
+// exactly what the workload's sequential oracle holds after the source
+// prefix the checkpoint recorded.
 //
 // The check "drains" a cut: it runs the channel-state records through the
 // plan's stage functions, starting from the persisted keyed state, as a

@@ -2,14 +2,16 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // CostModel is every cost the simulator charges. All defaults live in
-// DefaultCost and are documented by CostParams (printed by `bench list
-// --costs` and in the README); each can be overridden with --cost name=value.
+// DefaultCost and are documented by Params (printed by `bench list --costs`
+// and in the README); each can be overridden with --cost name=value, and the
+// CPU costs also for one operator with --cost op.name=value (For).
 type CostModel struct {
 	// Cores is the hardware: every worker, and the master node, has this
 	// many cores, shared by all the processes placed on it (0: a CPU per
@@ -41,7 +43,19 @@ type CostModel struct {
 	StoreLatency    Time    // per durable write or read
 	StoreWriteBytes float64 // durable write bandwidth, bytes per second per writer
 	StoreReadBytes  float64 // durable read bandwidth, bytes per second
+
+	// perOp holds the operator-qualified overrides (--cost
+	// count.state-cpu=8us) in the order given; For applies them. They win
+	// over global overrides whatever the order on the command line.
+	perOp []opOverride
+	// base is the run's model when this one is a per-operator model made
+	// by For, so that For on it starts from the run's values again.
+	base *CostModel
 }
+
+// opOverride is one operator-qualified override: param is set to val (a
+// value Set has checked) for the instances of operator op.
+type opOverride struct{ op, param, val string }
 
 // DefaultCost is the documented default cost model. Its magnitudes follow a
 // commodity cluster: microsecond per-record operator costs, 100 µs LAN
@@ -83,22 +97,26 @@ func DefaultCost() CostModel {
 type CostParam struct {
 	Name string
 	Doc  string
-	time *Time
-	f64  *float64
-	i    *int
+	// PerOp marks the CPU costs an operator's instances pay themselves,
+	// which --cost OP.NAME=VALUE may set for one operator. The others
+	// (hardware, network, storage, failure handling) belong to the cluster.
+	PerOp bool
+	time  *Time
+	f64   *float64
+	i     *int
 }
 
 // Params lists the cost model's fields with names and meanings, in a fixed order.
 func (c *CostModel) Params() []CostParam {
 	return []CostParam{
 		{Name: "cores", Doc: "cores per worker and on the master node, shared by the processes placed there", i: &c.Cores},
-		{Name: "source-record", Doc: "CPU to read one source record and hand it on", time: &c.SourceRecord},
-		{Name: "record-cpu", Doc: "CPU of a stateless operator per input record", time: &c.RecordCPU},
-		{Name: "state-cpu", Doc: "CPU of a keyed state update per input record", time: &c.StateCPU},
-		{Name: "sink-cpu", Doc: "CPU of the sink per record written", time: &c.SinkCPU},
-		{Name: "scan-per-byte", Doc: "CPU per payload byte scanned (grep)", time: &c.ScanPerByte},
-		{Name: "send-cpu", Doc: "CPU per message sent", time: &c.SendCPU},
-		{Name: "serde-per-byte", Doc: "CPU per wire byte sent", time: &c.SerdePerByte},
+		{Name: "source-record", PerOp: true, Doc: "CPU to read one source record and hand it on", time: &c.SourceRecord},
+		{Name: "record-cpu", PerOp: true, Doc: "CPU of a stateless operator per input record", time: &c.RecordCPU},
+		{Name: "state-cpu", PerOp: true, Doc: "CPU of a keyed state update per input record", time: &c.StateCPU},
+		{Name: "sink-cpu", PerOp: true, Doc: "CPU of the sink per record written", time: &c.SinkCPU},
+		{Name: "scan-per-byte", PerOp: true, Doc: "CPU per payload byte scanned (grep)", time: &c.ScanPerByte},
+		{Name: "send-cpu", PerOp: true, Doc: "CPU per message sent", time: &c.SendCPU},
+		{Name: "serde-per-byte", PerOp: true, Doc: "CPU per wire byte sent", time: &c.SerdePerByte},
 		{Name: "msg-header", Doc: "bytes added to every message on the wire", i: &c.MsgHeader},
 		{Name: "net-latency", Doc: "one-way network latency per buffer", time: &c.NetLatency},
 		{Name: "net-bandwidth", Doc: "bytes per second per channel", f64: &c.NetBandwidth},
@@ -128,46 +146,141 @@ func (p CostParam) Value() string {
 	}
 }
 
-// Set applies an override "name=value"; durations use Go syntax (1.5ms).
+// Set applies an override "name=value" (durations use Go syntax: 1.5ms), or
+// an operator-qualified one "op.name=value" that sets a PerOp parameter for
+// operator op's instances only (For). Whether op exists is the workload's
+// business: CheckOps.
 func (c *CostModel) Set(assign string) error {
 	name, val, ok := strings.Cut(assign, "=")
 	if !ok {
-		return fmt.Errorf("cost override %q: want name=value", assign)
+		return fmt.Errorf("cost override %q: want name=value or operator.name=value", assign)
 	}
-	for _, p := range c.Params() {
-		if p.Name != name {
-			continue
-		}
-		switch {
-		case p.time != nil:
-			d, err := time.ParseDuration(val)
-			if err != nil || d < 0 {
-				return fmt.Errorf("cost %s=%q: want a non-negative duration such as 2us or 1.5ms", name, val)
-			}
-			*p.time = Time(d)
-		case p.f64 != nil:
-			f, err := strconv.ParseFloat(val, 64)
-			if err != nil || f <= 0 {
-				return fmt.Errorf("cost %s=%q: want a positive number", name, val)
-			}
-			*p.f64 = f
-		default:
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 0 || (n == 0 && name != "msg-header") {
-				return fmt.Errorf("cost %s=%q: want a positive integer", name, val)
-			}
-			*p.i = n
-		}
-		return nil
+	op, param, qualified := strings.Cut(name, ".")
+	if !qualified {
+		return c.set(name, name, val)
 	}
-	return fmt.Errorf("cost override %q: unknown parameter %q (see `bench list --costs`)", assign, name)
+	p, found := c.param(param)
+	switch {
+	case op == "":
+		return fmt.Errorf("cost override %q: empty operator name before %q", assign, "."+param)
+	case !found:
+		return fmt.Errorf("cost override %q: unknown parameter %q (see `bench list --costs`)", assign, param)
+	case !p.PerOp:
+		return fmt.Errorf("cost override %q: %s belongs to the cluster, not to one operator (per operator: %s)", assign, param, strings.Join(PerOpParams(), ", "))
+	}
+	scratch := *c
+	if err := scratch.set(name, param, val); err != nil {
+		return err
+	}
+	// A full slice expression: a copy of c that appends must not write
+	// into c's array.
+	c.perOp = append(c.perOp[:len(c.perOp):len(c.perOp)], opOverride{op: op, param: param, val: val})
+	return nil
 }
 
-// Map returns every parameter's value by name (for run.json).
+// PerOpParams lists the parameters an operator-qualified override may set.
+func PerOpParams() []string {
+	var names []string
+	c := DefaultCost()
+	for _, p := range c.Params() {
+		if p.PerOp {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+func (c *CostModel) param(name string) (CostParam, bool) {
+	for _, p := range c.Params() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return CostParam{}, false
+}
+
+// set assigns one parameter; label is its name as given (count.state-cpu),
+// for errors.
+func (c *CostModel) set(label, name, val string) error {
+	p, ok := c.param(name)
+	if !ok {
+		return fmt.Errorf("cost override %q: unknown parameter %q (see `bench list --costs`)", label+"="+val, name)
+	}
+	switch {
+	case p.time != nil:
+		d, err := time.ParseDuration(val)
+		if err != nil || d < 0 {
+			return fmt.Errorf("cost %s=%q: want a non-negative duration such as 2us or 1.5ms", label, val)
+		}
+		*p.time = Time(d)
+	case p.f64 != nil:
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("cost %s=%q: want a positive number", label, val)
+		}
+		*p.f64 = f
+	default:
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 || (n == 0 && name != "msg-header") {
+			return fmt.Errorf("cost %s=%q: want a positive integer", label, val)
+		}
+		*p.i = n
+	}
+	return nil
+}
+
+// For is the cost model operator op's instances pay: the run's model with
+// op's operator-qualified overrides applied. It returns the run's model
+// itself when op has none, and a new model otherwise, so a caller on a hot
+// path calls it once and keeps the result. The runtime gives every process
+// the model of its ProcSpec.CostOp as its Ctx.Cost(); a process that runs
+// several operators' work (lineage's executors) charges each with For.
+func (c *CostModel) For(op string) *CostModel {
+	root := c
+	if c.base != nil {
+		root = c.base
+	}
+	var m *CostModel
+	for _, o := range root.perOp {
+		if o.op != op {
+			continue
+		}
+		if m == nil {
+			cp := *root
+			cp.base = root
+			m = &cp
+		}
+		_ = m.set(o.param, o.param, o.val) // checked by Set
+	}
+	if m == nil {
+		return root
+	}
+	return m
+}
+
+// CheckOps reports an operator-qualified override naming an operator that
+// workload (whose operators are ops) does not have.
+func (c *CostModel) CheckOps(workload string, ops []string) error {
+	for _, o := range c.perOp {
+		if !slices.Contains(ops, o.op) {
+			return fmt.Errorf("cost override %q: workload %s has no operator %q (its operators: %s)",
+				o.op+"."+o.param+"="+o.val, workload, o.op, strings.Join(ops, ", "))
+		}
+	}
+	return nil
+}
+
+// Map returns every parameter's value by name (for run.json), and each
+// operator-qualified override as "op.name" with the value op pays.
 func (c *CostModel) Map() map[string]string {
 	m := map[string]string{}
 	for _, p := range c.Params() {
 		m[p.Name] = p.Value()
+	}
+	for _, o := range c.perOp {
+		if p, ok := c.For(o.op).param(o.param); ok {
+			m[o.op+"."+o.param] = p.Value()
+		}
 	}
 	return m
 }

@@ -145,7 +145,8 @@ type Ctx interface {
 	// the cost model's TaskRestart delay, as a job manager's failover does.
 	// A process that is down already is left to come back with its worker.
 	Restart(p ProcID)
-	// Cost is the run's cost model, for charging Work.
+	// Cost is the cost model this process pays, for charging Work: the
+	// run's model with its operator's overrides (ProcSpec.CostOp) applied.
 	Cost() *CostModel
 }
 
@@ -186,10 +187,16 @@ type Commit struct {
 
 // ProcSpec describes one process of a deployment.
 type ProcSpec struct {
-	Name   string // "count/1", "coordinator"
-	Op     string // operator name ("count"); empty for control processes
-	Index  int    // instance index within Op
-	Worker int    // worker it runs on; -1 for the master node, which never crashes; ClientNode for a client
+	Name string // "count/1", "coordinator"
+	Op   string // operator name ("count"); empty for control processes
+	// CostOp is the operator whose per-operator costs (CostModel.For) the
+	// process pays: its Ctx.Cost() is that operator's model. Usually Op; empty
+	// for protocol processes (ackers, coordinators), and for a process that
+	// runs several operators' work (lineage's executors), which charges each
+	// operator's work with CostModel.For itself.
+	CostOp string
+	Index  int // instance index within Op
+	Worker int // worker it runs on; -1 for the master node, which never crashes; ClientNode for a client
 	New    func() Process
 }
 

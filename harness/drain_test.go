@@ -145,7 +145,7 @@ func init() {
 		wrap: func(p engine.Process) engine.Process { return &lateDup{Process: p} }})
 }
 
-// The slow runs of issue 12: each stops with effects pending while the
+// Slow runs: each stops with effects pending while the
 // runtime still sees work (a backlog in channels, a worker down with its
 // restart pending, commits still coming), so each is undrained (exit 4)
 // with its pending effects counted, not a broken claim.

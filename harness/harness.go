@@ -28,7 +28,7 @@ type Outcome struct {
 	Files map[string][]byte
 }
 
-// Exit codes (DESIGN.md section 6).
+// Exit codes (README, "Exit codes" after the run.json keys).
 const (
 	ExitOK       = 0
 	ExitInternal = 1
@@ -207,6 +207,14 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
+	}
+	if err := r.cost.CheckOps(cfg.Workload, workloads.Operators(r.w)); err != nil {
+		return nil, &InputError{err}
+	}
+	for _, op := range workloads.Operators(r.w) {
+		if err := checkCost(r.cost.For(op)); err != nil {
+			return nil, inputErr("operator %s: %v", op, err)
+		}
 	}
 	if err := peerToPeer(r.sys, r.w, &cfg); err != nil {
 		return nil, err
@@ -566,6 +574,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 		if s.Kind == faults.Crash || s.Kind == faults.Pause {
 			hasCrash = true
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
+			rec.Crashed = r.crashed(s)
 		}
 		res.Recoveries = append(res.Recoveries, rec)
 	}
@@ -592,6 +601,34 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 		w = max(w, *v)
 	}
 	return &w
+}
+
+// crashed is what crash s took down: its worker and every process placed
+// there (a crash aimed at an operator instance kills the whole worker
+// hosting it, as a machine failure does). Nil when the crash found its
+// worker already down and took nothing.
+func (r *runner) crashed(s faults.Spec) *Crashed {
+	worker := s.Worker
+	if s.Op != "" {
+		id, ok := r.dep.Lookup(fmt.Sprintf("%s/%d", s.Op, s.Index))
+		if !ok {
+			return nil
+		}
+		worker = r.dep.Procs[id].Worker
+	}
+	for _, e := range r.events {
+		if e.Kind != "worker_crash" || e.Time != s.At || int(e.ID) != worker {
+			continue
+		}
+		c := &Crashed{Worker: worker, Processes: []string{}}
+		for _, p := range r.dep.Procs {
+			if p.Worker == c.Worker {
+				c.Processes = append(c.Processes, p.Name)
+			}
+		}
+		return c
+	}
+	return nil
 }
 
 // phases is the breakdown of crash or pause fault i's recovery from the
@@ -680,7 +717,7 @@ func (r *runner) exitCode(res *Result) int {
 	if len(res.Problems) > 0 {
 		return ExitSafety
 	}
-	// Issue 12: effects still pending in a busy run are not lost (drain.go).
+	// Effects still pending in a busy run are not lost (drain.go).
 	if p := undrainedProblem(res); p != "" {
 		res.Problems = append(res.Problems, p)
 		return ExitLiveness

@@ -104,7 +104,7 @@ type observer struct {
 	// inflight maps a serve timer's id to its read's index in ops.
 	inflight map[int64]int
 	nextID   int64
-	// pending (issue 12, drain.go): in an undrained run, keys some pending
+	// pending (drain.go): in an undrained run, keys some pending
 	// effect writes get no final read, as they are left out of wrong_keys:
 	// their value legitimately lags the oracle's.
 	pending map[uint64]bool

@@ -99,7 +99,7 @@ func fmtPtr(v *float64) any {
 // Lineage's own recovery metric (system_metrics.recoveries[].recovery_s:
 // when the batch backlog a crash caused is gone, from the driver's batch
 // events) and the harness's staleness rule measure the same thing from two
-// sides; they must agree within 20% (issue 11). The acceptance runs are the
+// sides; they must agree within 20%. The acceptance runs are the
 // default 20 s config for seeds 1-10 (README numbers); this is the same
 // comparison on shorter runs.
 func TestLineageRecoveryAgreesWithItsOwnMetric(t *testing.T) {

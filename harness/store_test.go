@@ -28,20 +28,22 @@ func TestStoreFaultsEndToEnd(t *testing.T) {
 		exact   bool   // exactly-once expected
 		event   string // an event the outage must cause
 		failing bool   // writes must have failed
+		ackers  string // stormack's --ackers ("0": acking off, the spout commits before emitting)
 	}{
-		{"none", []string{down}, false, "", false},
-		{"stormack", []string{down}, false, "", true},
-		{"lineage", []string{down}, true, "store_write_retry", true},
-		{"snapshot", []string{down}, true, "snapshot_declined", true},
-		{"lineage", []string{down, crash}, true, "store_write_retry", true},
-		{"snapshot", []string{down, crash}, true, "snapshot_declined", true},
-		{"stormack", []string{slow}, false, "", false},
-		{"lineage", []string{slow}, true, "", false},
-		{"snapshot", []string{slow}, true, "", false},
-		{"barrier", []string{slow}, true, "", false},
+		{"none", []string{down}, false, "", false, ""},
+		{"stormack", []string{down}, false, "", true, ""},
+		{"stormack", []string{down}, false, "", true, "0"},
+		{"lineage", []string{down}, true, "store_write_retry", true, ""},
+		{"snapshot", []string{down}, true, "snapshot_declined", true, ""},
+		{"lineage", []string{down, crash}, true, "store_write_retry", true, ""},
+		{"snapshot", []string{down, crash}, true, "snapshot_declined", true, ""},
+		{"stormack", []string{slow}, false, "", false, ""},
+		{"lineage", []string{slow}, true, "", false, ""},
+		{"snapshot", []string{slow}, true, "", false, ""},
+		{"barrier", []string{slow}, true, "", false, ""},
 	}
 	for _, tc := range tests {
-		t.Run(tc.system+"/"+tc.faults[len(tc.faults)-1], func(t *testing.T) {
+		t.Run(tc.system+tc.ackers+"/"+tc.faults[len(tc.faults)-1], func(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
 			cfg.System = tc.system
@@ -50,6 +52,9 @@ func TestStoreFaultsEndToEnd(t *testing.T) {
 			cfg.Faults = tc.faults
 			if tc.system == "stormack" {
 				cfg.SystemOpts = map[string]string{"ack-timeout": "1s"}
+				if tc.ackers != "" {
+					cfg.SystemOpts["ackers"] = tc.ackers
+				}
 			}
 			out, err := Execute(cfg)
 			if err != nil {

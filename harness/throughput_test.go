@@ -11,8 +11,8 @@ import (
 
 // A system that keeps up reports the offered rate whatever its commit
 // cycle: throughput is measured over whole cycles, so a 2PC sink's or a
-// micro-batch's bursts cannot alias with the window (issue 11: barrier at a
-// 4 s interval used to report 0.889 of the rate). The acceptance runs are
+// micro-batch's bursts cannot alias with the window (barrier at a 4 s
+// interval once reported 0.889 of the rate). The acceptance runs are
 // the default rate for 20 s (README numbers); this is the same property at
 // a smaller rate and length so the race-enabled suite stays fast.
 func TestThroughputIsOfferedRateAtEveryCommitCycle(t *testing.T) {

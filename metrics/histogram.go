@@ -1,7 +1,7 @@
 // Package metrics turns the raw observations of a run (commits with their
-// latency, source-lag samples, per-run durations) into the numbers DESIGN.md
-// section 6 defines: per-bucket time series, steady-state throughput,
-// recovery time and small-sample summaries.
+// latency, source-lag samples, per-run durations) into the numbers the
+// README's Metric definitions define: per-bucket time series, steady-state
+// throughput, recovery time and small-sample summaries.
 //
 // Everything here is single-goroutine and deterministic: the same sequence of
 // calls gives byte-identical output, so results can be diffed across runs.

@@ -2,9 +2,10 @@ package metrics
 
 import "ftbench/engine"
 
-// RecoveryOptions parameterise RecoveryTime (DESIGN.md section 6: "from the
-// fault until the source lag returns to within (1+ε) of its pre-fault level
-// (plus a small absolute slack) and stays there for a hold window").
+// RecoveryOptions parameterise RecoveryTime: recovery lasts from the fault
+// until the series returns to within (1+ε) of its pre-fault level (plus a
+// small absolute slack) and stays there for a hold window (README, Metric
+// definitions, "Recovery time" and "Lag recovery time").
 type RecoveryOptions struct {
 	// WarmUp: buckets starting before it never set the pre-fault level, so a
 	// fault soon after start is not judged against start-up lag.
@@ -69,7 +70,7 @@ func DefaultRecoveryOptions() RecoveryOptions {
 //     time by less than one bucket, never overstate it.
 //
 // ok = false when the disruption never satisfies step 4 within the rows
-// (DESIGN.md's "null if never within the run").
+// (run.json then reports null: not recovered within the run).
 func RecoveryTime(rows []Row, fault engine.Time, opt RecoveryOptions) (rec engine.Time, ok bool) {
 	return RecoveryTimeOf(rows, func(r Row) int64 { return r.Lag }, fault, opt)
 }

@@ -8,7 +8,7 @@ import (
 	"ftbench/engine"
 )
 
-// DefaultBucket is the time-series resolution DESIGN.md section 6 names.
+// DefaultBucket is the time-series resolution (README, Metric definitions).
 const DefaultBucket = 100 * engine.Millisecond
 
 // CSVHeader is the header line of timeseries.csv; its column names are part

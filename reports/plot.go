@@ -50,7 +50,7 @@ var palette = []color.RGBA{
 var dashes = [][]vg.Length{nil, {vg.Points(10), vg.Points(5)}, {vg.Points(2), vg.Points(4)}, {vg.Points(10), vg.Points(4), vg.Points(2), vg.Points(4)}}
 
 // systemOrder is the order systems are listed and plotted in: the baseline
-// first, then the protocols as DESIGN.md introduces them.
+// first, then the protocols in the order docs/architecture.md introduces them.
 var systemOrder = map[string]int{"none": 0, "stormack": 1, "lineage": 2, "barrier": 3, "snapshot": 4}
 
 var glyphShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{},

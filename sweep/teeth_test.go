@@ -28,7 +28,7 @@ func outside(t *testing.T, b *Baseline, cur *Curve) []string {
 	return out
 }
 
-// Regress has teeth (issue 12): one duplicate or loss at a point that
+// Regress has teeth: one duplicate or loss at a point that
 // claims exactly-once is outside, whatever the baseline's tolerance; a
 // changed verdict, claim_held or undrained seed is outside; at-least-once
 // keeps its tolerance.

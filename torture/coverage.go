@@ -23,6 +23,7 @@ const (
 	PathRecomputeCutoff = "recompute-with-cutoff"
 	PathRecomputeNoCut  = "recompute-without-cutoff"
 	PathTimeoutReplay   = "acker-timeout-replay"
+	PathAcksOffResume   = "acks-off-resume"
 	PathAlignTimeout    = "aligned-timeout-switch"
 	PathSpeculative     = "speculative-task"
 	PathCLReorder       = "cl-under-reorder"
@@ -42,8 +43,9 @@ const (
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
-	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
-	PathCLReorder, PathLaiYangReorder, PathMatternReorder, PathPauseDeclared, PathPauseReplay, PathStoreFailed}
+	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
+	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
+	PathPauseDeclared, PathPauseReplay, PathStoreFailed}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -115,7 +117,14 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathMatternReorder)
 		}
 	case "stormack":
-		set(PathTimeoutReplay, PathPauseReplay)
+		// With acking off (--ackers 0) nothing times out; what a crash
+		// exercises is a spout resuming at the offset it committed before
+		// emitting.
+		if opt("ackers") == "0" {
+			set(PathAcksOffResume)
+		} else {
+			set(PathTimeoutReplay, PathPauseReplay)
+		}
 	}
 	return a
 }
@@ -225,6 +234,10 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 				if !declared {
 					hit[PathPauseReplay] = true
 				}
+			}
+		case "spout_resume":
+			if strings.Contains(e.Note, "acking=off") {
+				hit[PathAcksOffResume] = true
 			}
 		case "unaligned_switch":
 			hit[PathAlignTimeout] = true

@@ -43,8 +43,13 @@ func listCommand() *cli.Command {
 			if c.Bool("costs") {
 				cm := engine.DefaultCost()
 				for _, p := range cm.Params() {
-					fmt.Fprintf(w, "cost     %-16s %-10s %s\n", p.Name, p.Value(), p.Doc)
+					doc := p.Doc
+					if p.PerOp {
+						doc += " [per operator]"
+					}
+					fmt.Fprintf(w, "cost     %-16s %-10s %s\n", p.Name, p.Value(), doc)
 				}
+				fmt.Fprintf(w, "cost     per operator: --cost OP.NAME=VALUE sets a [per operator] cost for one operator's instances only (--cost count.state-cpu=8us)\n")
 			}
 			return nil
 		},

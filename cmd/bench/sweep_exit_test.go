@@ -10,7 +10,7 @@ import (
 )
 
 // A sweep finishes every run and writes its curve, then exits 3 if any run
-// broke a claim and 4 if any stopped undrained (issue 12): the CI
+// broke a claim and 4 if any stopped undrained: the CI
 // regression must not pass over either.
 func TestSweepExitCodes(t *testing.T) {
 	dir := t.TempDir()

@@ -65,7 +65,9 @@ func (s *Sim) channel(from, to *proc) *channel {
 
 func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	q := s.mustProc(to)
-	p.clock += s.cost.SendCost(m.Size)
+	d := p.cost.SendCost(m.Size)
+	p.clock += d
+	p.cpu += d
 	ch := s.channel(p, q)
 	if !q.up {
 		// The connection to a process that is down has been reset: what is

@@ -13,6 +13,8 @@ type proc struct {
 	id   engine.ProcID
 	spec *engine.ProcSpec
 	sim  *Sim
+	cost *engine.CostModel // the model of spec.CostOp (engine.CostModel.For)
+	cpu  engine.Time       // CPU charged over the run, every incarnation
 	p    engine.Process
 	inc  uint32 // incarnation: bumped by every kill, so stale events are ignored
 	up   bool
@@ -187,7 +189,7 @@ func (p *proc) Self() engine.ProcID     { return p.id }
 func (p *proc) Now() engine.Time        { return p.clock }
 func (p *proc) Rand() *rand.Rand        { return p.rng }
 func (p *proc) Store() engine.Store     { return p }
-func (p *proc) Cost() *engine.CostModel { return &p.sim.cost }
+func (p *proc) Cost() *engine.CostModel { return p.cost }
 func (p *proc) Overtaken() []engine.Msg { return p.overtaken }
 
 func (p *proc) Work(d engine.Time) {
@@ -200,6 +202,7 @@ func (p *proc) Work(d engine.Time) {
 		}
 	}
 	p.clock += d
+	p.cpu += d
 }
 
 func (p *proc) After(d engine.Time, id int64) {

@@ -114,16 +114,26 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 	}
 	n := len(dep.Procs)
 	s.chanOf = make([][]*channel, n)
+	costs := map[string]*engine.CostModel{} // per CostOp, shared by its instances
 	for i := range dep.Procs {
 		spec := &dep.Procs[i]
 		if spec.Worker >= len(s.workerDown) || spec.Worker < engine.ClientNode {
 			return nil, fmt.Errorf("sim: process %s is placed on worker %d, but there are %d workers", spec.Name, spec.Worker, cfg.Workers)
 		}
-		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s})
+		cost, ok := costs[spec.CostOp]
+		if !ok {
+			cost = s.cost.For(spec.CostOp)
+			costs[spec.CostOp] = cost
+		}
+		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s, cost: cost})
 		s.chanOf[i] = make([]*channel, n)
 	}
 	return s, nil
 }
+
+// CPU is the CPU time charged to process id so far (Work and sends, every
+// incarnation, slow faults included).
+func (s *Sim) CPU(id engine.ProcID) engine.Time { return s.mustProc(id).cpu }
 
 // Now is the simulation's current time.
 func (s *Sim) Now() engine.Time { return s.now }

@@ -128,7 +128,7 @@ func (c *fakeCtx) drain(p engine.Process) {
 	}
 }
 
-// traceGraph is the seed's setting: two sources (channels A and B) feeding
+// traceGraph is the lecture's setting: two sources (channels A and B) feeding
 // one keyed counter op2 (every record counts 1 on key 0), then a sink.
 // Returns the graph and the ids of A, B, op2/0 and the coordinator.
 func traceGraph(par *params) (*stream.Graph, engine.ProcID, engine.ProcID, engine.ProcID) {

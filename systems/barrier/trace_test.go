@@ -14,7 +14,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden trace files under testdata")
 
-// runTrace replays the seed's alignment experiment (004, code 21.4.2 (c),
+// runTrace replays the lecture's alignment experiment (code 21.4.2 (c),
 // part_c_flink(bar_a=4, bar_b=6, steps=8)) on a real barrier task driven
 // step by step: at step s channel A delivers record As (the barrier at step
 // 4) and then channel B delivers Bs (the barrier at step 6). It returns the
@@ -72,7 +72,7 @@ func runTrace(t *testing.T, m mode) string {
 	ctx.complete(task)
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "%s barrier trace (seed 004, 21.2.7): . processed  | barrier  x held in the paused channel\n", map[mode]string{modeAligned: "aligned", modeUnaligned: "unaligned"}[m])
+	fmt.Fprintf(&out, "%s barrier trace (lecture 21.2.7): . processed  | barrier  x held in the paused channel\n", map[mode]string{modeAligned: "aligned", modeUnaligned: "unaligned"}[m])
 	out.WriteString("step:")
 	for s := 1; s <= steps; s++ {
 		fmt.Fprintf(&out, "  %d", s)
@@ -156,7 +156,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// The seed's trace: barrier on A at step 4, on B at step 6; A5 and A6 wait
+// The lecture's trace: barrier on A at step 4, on B at step 6; A5 and A6 wait
 // in the paused channel; the snapshot holds state 8 (A1-A3, B1-B5); the
 // barrier goes to the sink before the held records are processed.
 func TestAlignedTrace(t *testing.T) {

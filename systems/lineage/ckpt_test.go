@@ -9,7 +9,7 @@ import (
 )
 
 // The longer the checkpoint interval, the longer the lineage a failure has
-// to recompute and the longer recovery takes (seed 21.5: D-Streams measured
+// to recompute and the longer recovery takes (lecture 21.5: D-Streams measured
 // about 0.15 s of extra delay with a 2 s checkpoint interval, 3.5 s with
 // 30 s). The crash at 29.9 s hits just before batch 29's checkpoint, and
 // batch 29 is a checkpoint batch for every k below, so each run loses k-1

@@ -89,7 +89,7 @@ func (p *pipeline) batch() {
 
 // source feeds records [lo, hi) of source partition part.
 func (p *pipeline) source(part int, lo, hi int64) int64 {
-	c := p.e.cost
+	c := p.e.srcCost
 	for off := lo; off < hi; off++ {
 		m := p.e.w.Record(int32(part), off)
 		m.Born = p.e.log.BornAt(off)
@@ -118,18 +118,19 @@ func (p *pipeline) run(i int, m engine.Msg) {
 		p.shuffleWrite(m)
 		return
 	}
-	ps := &p.e.plan.Stages[p.st.ops[i]]
+	op := p.st.ops[i]
+	ps := &p.e.plan.Stages[op]
 	switch {
 	case ps.Sink:
 		// A recomputation that only rebuilds state does not run the
 		// output operation again: its batch is committed already.
 		if p.emit {
-			p.cpu += ps.Cost(p.e.cost, m)
+			p.cpu += ps.Cost(p.e.opCost[op], m)
 			p.effects = append(p.effects, toRec(m))
 		}
 		return
 	}
-	p.cpu += ps.Cost(p.e.cost, m)
+	p.cpu += ps.Cost(p.e.opCost[op], m)
 	switch {
 	case ps.Update != nil:
 		st := p.states[i]

@@ -78,7 +78,7 @@
 // by its batch id; its effects become visible together when that record is
 // durable, in batch order, and never again, however often the batch's
 // partitions are recomputed. Replayable input, deterministic recomputation
-// and this atomic, idempotent commit give exactly-once (seed 21.3.3). End-
+// and this atomic, idempotent commit give exactly-once (lecture 21.3.3). End-
 // to-end latency is at least the time to the batch's cut plus its
 // processing: a record waits for its batch to end.
 //

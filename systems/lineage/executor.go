@@ -213,7 +213,7 @@ func (x *executor) compute() {
 		res.keys = stateKeys(r.state)
 		if sp.checkpoint {
 			res.ckpt = stream.StateBytes(res.keys)
-			res.cpu[n-1] += engine.Time(res.ckpt) * x.e.cost.SerdePerByte
+			res.cpu[n-1] += engine.Time(res.ckpt) * x.e.stateCost(sp.s).SerdePerByte
 		}
 	}
 	for _, c := range res.cpu {

@@ -10,7 +10,7 @@ import (
 	"ftbench/harness"
 )
 
-// modelRun is the D-Streams recovery experiment (seed 21.3.2): N executors
+// modelRun is the D-Streams recovery experiment (lecture 21.3.2): N executors
 // at node load λ = 0.8 lose one of them 20 batches after the last
 // checkpoint, and the recovery time is measured in units of the time the
 // lost work originally took (lost_span_s = 20 s). The words are uniform

@@ -11,7 +11,7 @@ import (
 // between two shuffles. A plan stage whose input is not Forward (the KeyBy's
 // Hash, or Rebalance, Broadcast) is a wide dependency and starts a new stage,
 // exactly as Spark's DAGScheduler cuts the lineage graph at shuffle
-// dependencies (seed 21.3.2, split_stages).
+// dependencies (lecture 21.3.2, split_stages).
 type sstage struct {
 	ops   []int                  // plan stage indices, pipelined in this order
 	keyed bool                   // holds keyed state: a state RDD per batch
@@ -93,13 +93,18 @@ func blockBytes(rs []rec) int64 {
 // env is what every process of a run shares. It is immutable once Compile
 // returns (the process ids are filled in before any process starts).
 type env struct {
-	w       workloads.Workload
-	log     *workloads.Log
-	plan    *workloads.Plan
-	stages  []sstage
-	parts   []int // partitions per stage: the source's for stage 0, shuffle-partitions after
-	cfg     config
-	cost    *engine.CostModel
+	w      workloads.Workload
+	log    *workloads.Log
+	plan   *workloads.Plan
+	stages []sstage
+	parts  []int // partitions per stage: the source's for stage 0, shuffle-partitions after
+	cfg    config
+	cost   *engine.CostModel
+	// opCost[i] is what plan stage i's work costs and srcCost what reading
+	// the source costs (CostModel.For): an executor runs every operator's
+	// work, so it charges each at that operator's costs.
+	opCost  []*engine.CostModel
+	srcCost *engine.CostModel
 	workers int // executors on the workers: cores per worker x workers
 	nodes   int // workers; executor x runs on worker x % nodes
 	driver  engine.ProcID
@@ -116,6 +121,18 @@ func (e *env) onWorker(w int) []int {
 }
 
 func (e *env) last() int { return len(e.stages) - 1 }
+
+// stateCost is the cost model of Spark stage s's first keyed operator,
+// whose state a checkpoint of the stage serialises (the run's model for a
+// stateless stage).
+func (e *env) stateCost(s int) *engine.CostModel {
+	for _, op := range e.stages[s].ops {
+		if e.plan.Stages[op].Keyed() {
+			return e.opCost[op]
+		}
+	}
+	return e.cost
+}
 
 // stateful reports whether any stage keeps state, i.e. whether lineage grows
 // across batches and checkpoints matter.

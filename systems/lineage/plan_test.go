@@ -9,7 +9,7 @@ import (
 	"ftbench/workloads"
 )
 
-// The seed's stage split (21.3.2): srcRDD -flatMap-> words -map-> pairs is
+// The lecture's stage split (21.3.2): srcRDD -flatMap-> words -map-> pairs is
 // one pipelined stage; reduceByKey is a wide dependency, so counts (and the
 // map to the output) form the next stage after the shuffle.
 func TestStageSplit(t *testing.T) {

@@ -64,7 +64,7 @@ func (d *driver) loseAll(xs []int, failedAt engine.Time) {
 // lose handles the loss of executor x: its running attempt is requeued,
 // tasks elsewhere still waiting for its blocks fail (FetchFailed), and
 // every partition it held since the last checkpoint — map outputs and
-// cached state RDD partitions — is recomputed from lineage (seed 21.3.2,
+// cached state RDD partitions — is recomputed from lineage (lecture 21.3.2,
 // recovery phase).
 func (d *driver) lose(x int, failedAt engine.Time) {
 	d.ex[x].alive = false

@@ -8,7 +8,7 @@ import (
 	"ftbench/engine"
 )
 
-// Speculation thresholds (seed 21.5 and the D-Streams paper: a copy of any
+// Speculation thresholds (lecture 21.5 and the D-Streams paper: a copy of any
 // task slower than 1.4x its stage's median; Spark waits for 75% of the
 // stage and ignores tasks under 100 ms).
 const (

@@ -113,7 +113,10 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	}
 	cores := max(job.Cost.Cores, 1)
 	e := &env{w: job.Workload, log: job.Log, plan: plan, stages: stages, cfg: cfg, cost: job.Cost,
-		workers: job.Workers * cores, nodes: job.Workers}
+		workers: job.Workers * cores, nodes: job.Workers, srcCost: job.Cost.For(plan.Source)}
+	for _, st := range plan.Stages {
+		e.opCost = append(e.opCost, job.Cost.For(st.Name))
+	}
 	e.parts = make([]int, len(stages))
 	for i := range stages {
 		e.parts[i] = cfg.shuffle

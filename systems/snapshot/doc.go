@@ -1,6 +1,7 @@
-// Package snapshot is Chandy-Lamport distributed snapshots (lecture 12,
-// seeds 000 and 001), with the lecture's naive counter-example and the
-// Lai-Yang colouring and Mattern vector-clock algorithms, in two settings.
+// Package snapshot is Chandy-Lamport distributed snapshots (lecture 12 of
+// the notes, docs/architecture.md "Sources"), with the lecture's naive
+// counter-example and the Lai-Yang colouring and Mattern vector-clock
+// algorithms, in two settings.
 //
 // # bank-p2p: the textbook algorithm
 //

@@ -40,7 +40,7 @@ func compileP2P(job systems.Job, w workloads.PeerToPeer) (*engine.Deployment, er
 	dep := &engine.Deployment{Coordinator: -1}
 	for p := 0; p < n; p++ {
 		dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("%s/%d", workloads.ProcessOp, p), Op: workloads.ProcessOp, Index: p, Worker: p % job.Workers,
+			Name: fmt.Sprintf("%s/%d", workloads.ProcessOp, p), Op: workloads.ProcessOp, CostOp: workloads.ProcessOp, Index: p, Worker: p % job.Workers,
 			New: func() engine.Process { return newProcess(cfg, p) },
 		})
 	}

@@ -12,7 +12,7 @@ import (
 const ackerBuckets = 3
 
 // entry is the acker's whole state for one tree: the XOR checksum of the
-// ids of the tuples created but not yet acked (invariant (I) of the seed's
+// ids of the tuples created but not yet acked (invariant (I) of the lecture's
 // algorithm 21.3.1), the spout task that owns the root (known once the init
 // arrives) and whether some bolt failed the tree.
 type entry struct {
@@ -105,7 +105,7 @@ func (l *ledger) update(kind uint16, root, val uint64, from engine.ProcID) (entr
 
 // acker is one acker task. Its state is volatile: a crash forgets every
 // checksum it held, so those trees can only time out at their spouts and be
-// replayed (the seed's "acker crash => spout tuple treated as failed").
+// replayed (the lecture's "acker crash => spout tuple treated as failed").
 type acker struct {
 	timeout engine.Time
 	l       *ledger

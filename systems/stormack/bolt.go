@@ -79,12 +79,15 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	s.ctx = ctx
 	s.count++
 	if s.t.failEvery > 0 && s.count%s.t.failEvery == 0 {
-		// The write was refused (the seed's "database exception"): fail the
+		// The write was refused (the lecture's "database exception"): fail the
 		// tree now instead of waiting for the timeout.
 		s.col.fail(ctx, &in)
 		return
 	}
 	if f := s.t.fused; f != nil {
+		// This process is the fused keyed stage's instance (count/i), so
+		// ctx.Cost() is that operator's model; the write below pays the
+		// sink's (sinkCost).
 		ctx.Work(f.Cost(ctx.Cost(), rec))
 		v := s.ext[rec.Key]
 		f.Update(&v, rec, s.write)
@@ -96,7 +99,7 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 }
 
 func (s *sink) write(out engine.Msg) {
-	s.ctx.Work(s.t.sink.Cost(s.ctx.Cost(), out))
+	s.ctx.Work(s.t.sink.Cost(s.t.sinkCost, out))
 	s.ctx.Commit(stream.CommitOf(out))
 }
 

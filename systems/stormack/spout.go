@@ -307,12 +307,17 @@ type topo struct {
 	g           *stream.Graph
 	plan        *workloads.Plan // the compiled plan (keyed stage fused into the sink)
 	sink        *workloads.Stage
-	fused       *workloads.Stage // keyed stage applied by the sink; nil if none
+	sinkCost    *engine.CostModel // the sink operator's costs (the process pays fused's)
+	fused       *workloads.Stage  // keyed stage applied by the sink; nil if none
 	ackers      []engine.ProcID
 	timeout     engine.Time
 	maxPending  int
 	commitEvery engine.Time
+	maxPoll     int // records an unacked spout polls and commits at once
 	failEvery   int // test hook: the sink fails every failEvery-th write
+	// test hook: an unacked spout emits every batch at once and commits
+	// its position every commitEvery instead
+	periodicCommit bool
 }
 
 func (t *topo) ackerOf(root uint64) engine.ProcID {

@@ -2,10 +2,10 @@ package stormack
 
 import "testing"
 
-// The seed's worked example (section 21.2.4 and the walk-through of
+// The lecture's worked example (section 21.2.4 and the walk-through of
 // algorithm 21.3.1): T0 (spout, A001) has children T1 (B002) and T2 (C003);
 // T1 has child T3 (D004), T2 has child T4 (E005). Ids are truncated to 16
-// bits as in the seed. want is the checksum column of the seed's table.
+// bits as in the lecture. want is the checksum column of the lecture's table.
 var seedEvents = []struct {
 	event string
 	id    uint64
@@ -24,8 +24,8 @@ var seedEvents = []struct {
 }
 
 const (
-	seedRoot  = 0x7007
-	seedSpout = 3
+	exRoot  = 0x7007
+	exSpout = 3
 )
 
 // kindOf sends the first event (the spout's create of T0) as the init, so
@@ -37,22 +37,22 @@ func kindOf(i int) uint16 {
 	return kindAck
 }
 
-// TestSeedWorkedExample replays the seed's table on the acker, event by
+// TestLectureWorkedExample replays the lecture's table on the acker, event by
 // event: the checksum after each event matches the table, the tree is
 // pending until the last event, and the last event completes it.
-func TestSeedWorkedExample(t *testing.T) {
+func TestLectureWorkedExample(t *testing.T) {
 	l := newLedger()
 	for i, ev := range seedEvents {
-		e, out := l.update(kindOf(i), seedRoot, ev.id, seedSpout)
+		e, out := l.update(kindOf(i), exRoot, ev.id, exSpout)
 		if e.val != ev.want {
-			t.Fatalf("step %d %s ^ %04X: checksum %04X, seed's table says %04X", i+1, ev.event, ev.id, e.val, ev.want)
+			t.Fatalf("step %d %s ^ %04X: checksum %04X, lecture's table says %04X", i+1, ev.event, ev.id, e.val, ev.want)
 		}
 		last := i == len(seedEvents)-1
 		if (out == completed) != last {
 			t.Fatalf("step %d %s: outcome %d, want completion only at the last step", i+1, ev.event, out)
 		}
-		if last && e.spout != seedSpout {
-			t.Fatalf("completion goes to spout %d, want %d", e.spout, seedSpout)
+		if last && e.spout != exSpout {
+			t.Fatalf("completion goes to spout %d, want %d", e.spout, exSpout)
 		}
 	}
 	if l.n != 0 {
@@ -60,11 +60,11 @@ func TestSeedWorkedExample(t *testing.T) {
 	}
 }
 
-// TestSeedAnyOrderEndsAtZero: XOR is commutative and associative, so every
+// TestLectureAnyOrderEndsAtZero: XOR is commutative and associative, so every
 // permutation of the ten events (all 10! of them) leaves the checksum at 0.
 // (Intermediate values do depend on the order; see
 // TestFoldedMessagesNeverCompleteEarly for why that matters on the wire.)
-func TestSeedAnyOrderEndsAtZero(t *testing.T) {
+func TestLectureAnyOrderEndsAtZero(t *testing.T) {
 	ids := make([]uint64, len(seedEvents))
 	for i, ev := range seedEvents {
 		ids[i] = ev.id
@@ -85,25 +85,25 @@ func TestSeedAnyOrderEndsAtZero(t *testing.T) {
 	}
 }
 
-// TestSeedDuplicatedAck: acking T2 twice XORs its id out twice, which is
+// TestLectureDuplicatedAck: acking T2 twice XORs its id out twice, which is
 // the same as never acking it: the checksum ends at C003, not 0, and the
-// tree can only time out (the seed's exercise 2, part 3).
-func TestSeedDuplicatedAck(t *testing.T) {
+// tree can only time out (the lecture's exercise 2, part 3).
+func TestLectureDuplicatedAck(t *testing.T) {
 	l := newLedger()
 	for i, ev := range seedEvents {
-		l.update(kindOf(i), seedRoot, ev.id, seedSpout)
+		l.update(kindOf(i), exRoot, ev.id, exSpout)
 		if i == 7 { // ack T2, again
-			l.update(kindAck, seedRoot, ev.id, seedSpout)
+			l.update(kindAck, exRoot, ev.id, exSpout)
 		}
 	}
-	e := l.take(seedRoot)
+	e := l.take(exRoot)
 	if e.val != 0xC003 {
 		t.Fatalf("checksum after a duplicated ack of T2 = %04X, want C003 (never 0)", e.val)
 	}
 }
 
 // TestFoldedMessagesNeverCompleteEarly: on the wire, Storm folds each
-// child's "create" into its parent's ack, so the seed's tree is six
+// child's "create" into its parent's ack, so the lecture's tree is six
 // messages. However they are reordered, none but the last completes the
 // tree. The unfolded events have no such guarantee: "create T0, ack T0"
 // arriving first sums to 0 while T1..T4 are unprocessed — the reason the
@@ -124,15 +124,15 @@ func TestFoldedMessagesNeverCompleteEarly(t *testing.T) {
 	permute(idx, len(idx), func(p []uint64) {
 		l := newLedger()
 		for k, i := range p {
-			_, out := l.update(msgs[i].kind, seedRoot, msgs[i].val, seedSpout)
+			_, out := l.update(msgs[i].kind, exRoot, msgs[i].val, exSpout)
 			if (out == completed) != (k == len(p)-1) {
 				t.Fatalf("order %v: outcome %d after %d messages", p, out, k+1)
 			}
 		}
 	})
 	l := newLedger()
-	l.update(kindInit, seedRoot, 0xA001, seedSpout)
-	if _, out := l.update(kindAck, seedRoot, 0xA001, seedSpout); out != completed {
+	l.update(kindInit, exRoot, 0xA001, exSpout)
+	if _, out := l.update(kindAck, exRoot, 0xA001, exSpout); out != completed {
 		t.Fatalf("unfolded create T0, ack T0: want the premature completion the folded form avoids")
 	}
 }

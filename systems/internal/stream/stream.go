@@ -23,6 +23,9 @@ type Graph struct {
 // Build adds the source and every stage's instances to dep, instance i on
 // worker i mod workers (one slice of the pipeline per worker, as Flink's slot
 // sharing places it). newSource and newTask create the processes on (re)start.
+// Each instance pays its operator's costs (ProcSpec.CostOp), so a
+// per-operator override (--cost count.state-cpu=8us) reaches every charge its
+// process makes: stage costs, sends, snapshot serialisation.
 func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 	newSource func(g *Graph, i int) engine.Process,
 	newTask func(g *Graph, stage, i int) engine.Process) *Graph {
@@ -30,7 +33,7 @@ func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 	for i := 0; i < par; i++ {
 		i := i
 		g.Source = append(g.Source, dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, Index: i, Worker: i % workers,
+			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, CostOp: plan.Source, Index: i, Worker: i % workers,
 			New: func() engine.Process { return newSource(g, i) },
 		}))
 	}
@@ -39,7 +42,7 @@ func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 		for i := 0; i < par; i++ {
 			s, i := s, i
 			g.Stages[s] = append(g.Stages[s], dep.Add(engine.ProcSpec{
-				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, Index: i, Worker: i % workers,
+				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, CostOp: plan.Stages[s].Name, Index: i, Worker: i % workers,
 				New: func() engine.Process { return newTask(g, s, i) },
 			}))
 		}
@@ -125,13 +128,16 @@ func (r *Router) Route(ctx engine.Ctx, m engine.Msg) {
 }
 
 // KeyPartition is the instance of n that owns key.
-func KeyPartition(key uint64, n int) int { return int(engine.Mix64(key) % uint64(n)) }
+func KeyPartition(key uint64, n int) int { return workloads.KeyPartition(key, n) }
 
 // Operator runs one non-sink stage's function on records, with its keyed state.
 type Operator struct {
 	Stage *workloads.Stage
 	State map[uint64]int64 // nil for stateless stages
-	emit  func(engine.Msg)
+	// Changed, when not nil, collects the keys updated since it was last
+	// replaced (incremental checkpoints: a RocksDB memtable's keys).
+	Changed map[uint64]struct{}
+	emit    func(engine.Msg)
 }
 
 // NewOperator makes an operator that hands every output to emit.
@@ -150,6 +156,9 @@ func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
 		s := o.State[m.Key]
 		o.Stage.Update(&s, m, o.emit)
 		o.State[m.Key] = s
+		if o.Changed != nil {
+			o.Changed[m.Key] = struct{}{}
+		}
 		return
 	}
 	o.Stage.Fn(m, o.emit)
@@ -178,6 +187,13 @@ func (o *Operator) Snapshot() []KV {
 // Restore replaces the keyed state with a snapshot.
 func (o *Operator) Restore(kvs []KV) {
 	o.State = make(map[uint64]int64, len(kvs))
+	for _, kv := range kvs {
+		o.State[kv.Key] = kv.Val
+	}
+}
+
+// Apply overwrites the keys of a delta snapshot (newer values win).
+func (o *Operator) Apply(kvs []KV) {
 	for _, kv := range kvs {
 		o.State[kv.Key] = kv.Val
 	}
