@@ -42,6 +42,8 @@ func (t *fakeTask) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		}
 	case engine.KindStoreDone:
 		t.part.Acknowledge(ctx, m.Val, Ack{StateBytes: 8})
+	case engine.KindStoreFailed:
+		t.part.Decline(ctx, m.Val)
 	case KindAlignTimeout:
 		if t.part.Current(m) {
 			t.timeouts = append(t.timeouts, m.Val)
@@ -192,5 +194,43 @@ func TestAlignmentTimeoutNotice(t *testing.T) {
 				t.Errorf("timeout %v: notices %v, want %d", timeout, task.timeouts, want)
 			}
 		}
+	}
+}
+
+// A checkpoint-store outage: every checkpoint whose snapshot or metadata
+// write is in progress during it is aborted (declined by a task, or its
+// metadata write failed), none completes meanwhile, and checkpoints complete
+// again, with new ids, once the store is back.
+func TestStoreOutageAbortsCheckpoints(t *testing.T) {
+	const ms = engine.Millisecond
+	s, log, _, _ := setupWith(t, Config{}, 2)
+	if err := s.StoreDown(350*ms, 650*ms); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(engine.Second)
+	aborted := map[int64]string{}
+	for _, e := range log.kinds("checkpoint_aborted") {
+		aborted[e.ID] = e.Note
+	}
+	// Triggers at 400, 500 and 600 ms write during the outage.
+	for _, n := range []int64{4, 5, 6} {
+		if note := aborted[n]; note != "declined: snapshot write failed" && note != "metadata write failed" {
+			t.Errorf("checkpoint %d: aborted %q, want declined or a failed metadata write", n, note)
+		}
+	}
+	var after int
+	for _, e := range log.kinds("checkpoint_completed") {
+		if e.Time >= 350*ms && e.Time < 650*ms {
+			t.Errorf("checkpoint %d completed at %s, during the outage", e.ID, e.Time)
+		}
+		if _, ok := aborted[e.ID]; ok {
+			t.Errorf("checkpoint %d both aborted and completed", e.ID)
+		}
+		if e.Time >= 650*ms {
+			after++
+		}
+	}
+	if after < 2 || len(log.kinds("snapshot_declined")) == 0 {
+		t.Fatalf("%d checkpoints completed after the outage, %d snapshots declined", after, len(log.kinds("snapshot_declined")))
 	}
 }
