@@ -106,6 +106,15 @@
 // t_up = λ/(1-λ) and t_par ≈ λ/(N(1-λ)) in units of the time the lost work
 // took; docs/lineage.md measures both.
 //
+// # Checkpoint-storage faults
+//
+// Every durable write (the driver's batch log and commit records, the
+// executors' state checkpoints) is kept until the store acknowledges it and
+// written again every 100 ms while the store fails it (retry.go): batches
+// wait for their log and commit records, so an outage delays output but
+// loses nothing. Spark would fail the job after spark.task.maxFailures
+// failed attempts; that limit is not modelled.
+//
 // # Metrics
 //
 // Summarize reports batches, processing time and scheduling delay against

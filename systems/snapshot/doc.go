@@ -109,6 +109,18 @@
 // plan must give the oracle's keyed state at its recorded source offsets,
 // and for workloads.Ledger workloads (bank) the money must add up to zero.
 //
+// # Checkpoint-storage faults (dataflows)
+//
+// A task whose snapshot write the store fails (engine.KindStoreFailed)
+// declines the checkpoint (checkpoint.Participant.Decline) and the
+// coordinator aborts it: the job keeps running on the last completed one,
+// as Flink's does with tolerable failed checkpoints. A sink whose
+// transaction record the store fails writes it again after 100 ms, and its
+// acknowledgement of any checkpoint that lists the transaction waits until
+// the record is durable: a restore takes a listed transaction whose record
+// is missing for already committed, so that record must exist before the
+// checkpoint can complete.
+//
 // # system_metrics
 //
 // Both modes: snapshots_taken, snapshots_consistent, snapshots_inconsistent,
