@@ -152,6 +152,8 @@ func (s *source) trigger(ctx engine.Ctx, n int64) {
 		return
 	}
 	s.maxSeen = n
+	// A source's checkpoint starts when the trigger reaches it.
+	ctx.Record(engine.Event{Kind: "checkpoint_start", ID: n})
 	// Everything read so far is before the cut; the barrier follows it.
 	snap := &snapshot{Offset: s.reader.Next}
 	s.forward(ctx, n, ctx.Now(), s.par.mode == modeUnaligned)

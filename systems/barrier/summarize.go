@@ -22,7 +22,11 @@ type checkpointRow struct {
 	StateBytes        int64   `json:"state_bytes,omitempty"`
 	ChannelStateBytes int64   `json:"channel_state_bytes,omitempty"`
 	AlignmentMaxMS    float64 `json:"alignment_max_ms"`
-	BufferedRecords   int64   `json:"alignment_buffered_records"`
+	// StartDelay*MS: trigger to the first barrier at a task, over the
+	// tasks that started this checkpoint.
+	StartDelayP50MS float64 `json:"start_delay_p50_ms"`
+	StartDelayMaxMS float64 `json:"start_delay_max_ms"`
+	BufferedRecords int64   `json:"alignment_buffered_records"`
 }
 
 // Summarize derives the checkpointing metrics from the run's events and
@@ -44,12 +48,17 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	}
 	var durations, stateBytes, channelBytes, alignments, restores []float64
 	var completed []int64
+	triggered := map[int64]engine.Time{} // checkpoint -> trigger time (ns)
+	var starts []engine.Event            // checkpoint_start, joined with triggered below
 	failed := map[string]int64{}
 	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes, restarts int64
 	for _, e := range r.Events {
 		switch e.Kind {
 		case "checkpoint_triggered":
 			row(e.ID).TriggeredS = round3(engine.Time(e.Time).Seconds())
+			triggered[e.ID] = e.Time
+		case "checkpoint_start":
+			starts = append(starts, e)
 		case "checkpoint_completed":
 			c := row(e.ID)
 			c.Status, c.DurationMS, c.StateBytes = "completed", ms(e.Value), e.Bytes
@@ -82,6 +91,12 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 				restarts++
 			}
 		}
+	}
+	startDelays, perCheckpoint := startDelays(triggered, starts)
+	for id, ds := range perCheckpoint {
+		s := metrics.Summary(ds)
+		c := row(id)
+		c.StartDelayP50MS, c.StartDelayMaxMS = round3(s.P50), round3(s.Max)
 	}
 	var nFailed int64
 	for _, n := range failed {
@@ -116,6 +131,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"checkpoint_state_bytes":         stat(stateBytes),
 		"checkpoint_channel_state_bytes": stat(channelBytes),
 		"alignment_ms":                   stat(alignments),
+		"checkpoint_start_delay_ms":      stat(startDelays),
 		"alignment_buffered_records":     map[string]int64{"total": buffered, "max": bufferedMax},
 		"alignment_buffered_bytes_max":   bufferedBytesMax,
 		"unaligned_switches":             switches,
@@ -135,6 +151,25 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"checkpoints":                    table,
 		"snapshots_retained_max":         int64(retained),
 	}
+}
+
+// startDelays is Flink's checkpoint start delay: for every task (sources
+// included) and checkpoint, the time from the coordinator's trigger to the
+// checkpoint's start there (checkpoint_start: a source's trigger, a task's
+// first barrier), in ms, over all and per checkpoint.
+func startDelays(triggered map[int64]engine.Time, starts []engine.Event) ([]float64, map[int64][]float64) {
+	var all []float64
+	per := map[int64][]float64{}
+	for _, e := range starts {
+		at, ok := triggered[e.ID]
+		if !ok {
+			continue
+		}
+		d := ms(int64(e.Time - at))
+		all = append(all, d)
+		per[e.ID] = append(per[e.ID], d)
+	}
+	return all, per
 }
 
 // checkRun builds the cut of every completed checkpoint still in the store
