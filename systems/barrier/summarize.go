@@ -51,7 +51,15 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	triggered := map[int64]engine.Time{} // checkpoint -> trigger time (ns)
 	var starts []engine.Event            // checkpoint_start, joined with triggered below
 	failed := map[string]int64{}
-	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes, restarts int64
+	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes int64
+	var restarts, globalRestarts, tasksRestarted int64
+	nTasks := int64(-1)
+	if _, g, err := compile(r.Job); err == nil {
+		nTasks = int64(len(g.Source))
+		for _, st := range g.Stages {
+			nTasks += int64(len(st))
+		}
+	}
 	for _, e := range r.Events {
 		switch e.Kind {
 		case "checkpoint_triggered":
@@ -86,9 +94,13 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			precommitBytes += e.Bytes
 		case "restore":
 			restores = append(restores, ms(e.Value))
-		case "deploy":
-			if e.ID > 0 {
+		case "failover":
+			if e.Value > 0 {
 				restarts++
+				tasksRestarted += e.Value
+			}
+			if e.Value == nTasks {
+				globalRestarts++
 			}
 		}
 	}
@@ -136,7 +148,10 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"alignment_buffered_bytes_max":   bufferedBytesMax,
 		"unaligned_switches":             switches,
 		"sink_precommit_bytes":           precommitBytes,
-		"global_restarts":                restarts,
+		"failover":                       r.Job.Opts["failover"],
+		"restarts":                       restarts,
+		"global_restarts":                globalRestarts,
+		"tasks_restarted":                tasksRestarted,
 		"restore_ms":                     stat(restores),
 		// Every source read beyond the first reading of each record: exact
 		// for a drained run (every record read at least once).
