@@ -197,6 +197,10 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 	if opt.region {
 		cfg.Regions = pipelinedRegions(g)
 	}
+	cfg.Placement = map[engine.ProcID]int{}
+	for _, t := range tasks {
+		cfg.Placement[t] = dep.Procs[t].Worker
+	}
 	par.coord = dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1,
 		New: func() engine.Process { return checkpoint.NewCoordinator(cfg) }})
 	dep.Coordinator = par.coord

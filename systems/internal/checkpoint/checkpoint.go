@@ -82,6 +82,12 @@ type Config struct {
 	// task graph), or a restored task would receive records from a cut it
 	// was not restored to.
 	Regions [][]engine.ProcID
+	// Placement is the worker each task runs on. With it a failure restarts
+	// the regions holding a task placed on the failed worker, and none if
+	// it hosts no task; without it every failure restarts every region.
+	// (The failure's own list of processes is not enough: it omits the
+	// tasks a failover had already restarted when the worker failed.)
+	Placement map[engine.ProcID]int
 }
 
 // Timer ids of the coordinator.
@@ -337,7 +343,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 // hosting no task changes nothing.
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
-	failed := c.regionsOf(f.Procs)
+	failed := c.regionsOn(f.Worker)
 	if len(failed) == 0 {
 		ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Note: "no task on the worker"})
 		return
@@ -365,15 +371,18 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 	}
 }
 
-// regionsOf lists, in order, the regions that hold one of procs.
-func (c *Coordinator) regionsOf(procs []engine.ProcID) []int {
+// regionsOn lists, in order, the regions that hold a task placed on
+// worker w: every region when the placement is not known.
+func (c *Coordinator) regionsOn(w int) []int {
 	var rs []int
-	for _, p := range procs {
-		if r, ok := c.regionOf[p]; ok && !slices.Contains(rs, r) {
-			rs = append(rs, r)
+	for r, tasks := range c.cfg.Regions {
+		for _, t := range tasks {
+			if wt, ok := c.cfg.Placement[t]; c.cfg.Placement == nil || ok && wt == w {
+				rs = append(rs, r)
+				break
+			}
 		}
 	}
-	slices.Sort(rs)
 	return rs
 }
 

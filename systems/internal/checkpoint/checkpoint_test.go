@@ -209,7 +209,7 @@ func TestAlignmentTimeoutNotice(t *testing.T) {
 func setupPipelines(t *testing.T, regions [][]engine.ProcID) (*sim.Sim, *eventLog, map[engine.ProcID]*[]Deploy, map[engine.ProcID]*fakeTask) {
 	t.Helper()
 	cfg := Config{Interval: 100 * engine.Millisecond, Tasks: []engine.ProcID{1, 2, 3, 4},
-		Sources: []engine.ProcID{1, 3}, Regions: regions}
+		Sources: []engine.ProcID{1, 3}, Regions: regions, Placement: map[engine.ProcID]int{1: 0, 2: 0, 3: 1, 4: 1}}
 	deploys := map[engine.ProcID]*[]Deploy{}
 	tasks := map[engine.ProcID]*fakeTask{}
 	dep := &engine.Deployment{}
@@ -315,6 +315,33 @@ func TestFailureOfTasklessWorkerRestartsNothing(t *testing.T) {
 		}
 		if n := len(log.kinds("checkpoint_completed")); n < 18 {
 			t.Fatalf("%d checkpoints completed in 2s at 100ms, want checkpointing undisturbed", n)
+		}
+	}
+}
+
+// A worker that fails while a failover is restarting its tasks (they are
+// down, so the failure lists no process) still fails over: the placement,
+// not the failure's process list, says which tasks it hosts. Found by
+// torture (bank, two crashes, the second 36 ms after the first's
+// detection).
+func TestFailureDuringTaskRestartFailsOver(t *testing.T) {
+	s, log, deploys, _ := setupPipelines(t, nil)
+	if err := s.Crash(0, 401*engine.Millisecond, 500*engine.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// Detected at 1.401 s; worker 1's tasks restart until 1.601 s.
+	if err := s.Crash(1, 1450*engine.Millisecond, 500*engine.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(4 * engine.Second)
+	fo := log.kinds("failover")
+	if len(fo) != 2 || fo[0].Value != 4 || fo[1].Value != 4 {
+		t.Fatalf("failover events %+v, want two restarting all 4 tasks", fo)
+	}
+	for id, ds := range deploys {
+		last := (*ds)[len(*ds)-1]
+		if last.Attempt != 2 {
+			t.Fatalf("process %d last deployed as %+v, want attempt 2", id, last)
 		}
 	}
 }
