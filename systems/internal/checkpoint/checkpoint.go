@@ -114,10 +114,10 @@ type pending struct {
 // checkpoint, only once every worker it needs is up.
 type Coordinator struct {
 	cfg       Config
-	attempt   int64 // latest attempt of any region
-	next      int64 // next checkpoint id
-	completed int64 // last completed checkpoint, -1 if none
-	retained  []int64
+	attempt   int64   // latest attempt of any region
+	next      int64   // next checkpoint id
+	completed int64   // last completed checkpoint, -1 if none
+	retained  []int64 // completed checkpoints whose snapshots are kept, oldest first
 	pending   map[int64]*pending
 	down      map[int]bool
 	restoring bool // between failure and deployment: no triggers
