@@ -39,7 +39,7 @@ func (nd *node) init(par *params, name string) {
 }
 
 // hold keeps a message that arrived before the coordinator deployed this
-// incarnation (a restarted worker's tasks come up before the global restart
+// incarnation (a restarted worker's tasks come up before the failover
 // redeploys them) and stops its channel, so the data waits, with credit, in
 // the channel.
 func (nd *node) hold(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {

@@ -2,8 +2,8 @@
 // and snapshot (on DAG workloads) share: a checkpoint coordinator (Flink's
 // JobManager role) that triggers checkpoint n at the sources, marks it
 // complete only when every task has acknowledged a durable snapshot, and on a
-// failure rolls the whole job back to the last completed checkpoint with a
-// global restart; and the task-side Participant that stores snapshots, acks
+// failure rolls the failed regions (or the whole job) back to the last
+// completed checkpoint; and the task-side Participant that stores snapshots, acks
 // them after the write is durable, and restores them on deployment.
 //
 // Recovery follows Flink's failover strategies: on a failure notification the
