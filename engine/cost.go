@@ -38,7 +38,7 @@ type CostModel struct {
 
 	DetectDelay  Time // failure to coordinator notification
 	RestartDelay Time // worker crash to worker back up (overridable per fault)
-	TaskRestart  Time // re-deploying one task in a global restart
+	TaskRestart  Time // re-deploying one task in a failover (global or region restart)
 
 	StoreLatency    Time    // per durable write or read
 	StoreWriteBytes float64 // durable write bandwidth, bytes per second per writer
@@ -127,7 +127,7 @@ func (c *CostModel) Params() []CostParam {
 		{Name: "quantum", Doc: "longest CPU slice before other processes run", time: &c.Quantum},
 		{Name: "detect-delay", Doc: "failure detection delay (crash to coordinator notified)", time: &c.DetectDelay},
 		{Name: "restart-delay", Doc: "worker restart delay after a crash", time: &c.RestartDelay},
-		{Name: "task-restart", Doc: "re-deploy delay of one task in a global restart", time: &c.TaskRestart},
+		{Name: "task-restart", Doc: "re-deploy delay of one task in a failover (global or region restart)", time: &c.TaskRestart},
 		{Name: "store-latency", Doc: "durable storage latency per read or write", time: &c.StoreLatency},
 		{Name: "store-write-bw", Doc: "durable write bandwidth per writer, bytes/s", f64: &c.StoreWriteBytes},
 		{Name: "store-read-bw", Doc: "durable read bandwidth, bytes/s", f64: &c.StoreReadBytes},

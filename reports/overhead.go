@@ -308,8 +308,41 @@ func checkpointSizePlot(g *group) overheadResult {
 // lag while input is appended (records), the harness's own measure of
 // backlog.
 func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
-	res := overheadResult{file: "alignment-vs-backpressure", title: "Alignment time vs backpressure"}
-	data := &table{header: []string{"series", "run", "backpressure", "backpressure_key", "alignment_ms", "alignment_key"}}
+	return timingPlot(runs, labels, timingSpec{file: "alignment-vs-backpressure", title: "Alignment time vs backpressure",
+		what: "alignment time", column: "alignment", measures: []measure{{"", lookupAlignment}}})
+}
+
+// startDelayPlot: the checkpoint start delay (trigger to a task's first
+// barrier) against backpressure, its p50 and max per run, one pair of
+// series per system/variant reporting it.
+func startDelayPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
+	return timingPlot(runs, labels, timingSpec{file: "start-delay-vs-backpressure", title: "Checkpoint start delay vs backpressure",
+		what: "checkpoint start delay", column: "start_delay",
+		measures: []measure{{"p50", lookupStartDelay("p50")}, {"max", lookupStartDelay("max")}}})
+}
+
+// lookupStartDelay finds one statistic of checkpoint_start_delay_ms.
+func lookupStartDelay(stat string) lookup {
+	return lookup{what: "checkpoint start delay " + stat, preferred: []string{"checkpoint_start_delay_ms." + stat},
+		rule: func(words) bool { return false }, sized: true}
+}
+
+// timingSpec is one time-vs-backpressure plot: the file, title, what the
+// y axis measures, the CSV column prefix, and the measures drawn (each a
+// series per system/variant, named by its suffix when there are several).
+type timingSpec struct {
+	file, title, what, column string
+	measures                  []measure
+}
+
+type measure struct {
+	suffix string
+	lookup lookup
+}
+
+func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overheadResult {
+	res := overheadResult{file: spec.file, title: spec.title}
+	data := &table{header: []string{"series", "run", "backpressure", "backpressure_key", spec.column + "_ms", spec.column + "_key"}}
 	type pt struct {
 		x, y  float64
 		label string // the options that tell this run from the others
@@ -319,36 +352,45 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 	var order []string
 	xlabel, assumed := "", false
 	for i, r := range runs {
-		av, ak, ok := lookupAlignment.find(r)
-		if !ok {
-			continue
-		}
-		ms, known := toMillis(ak, av)
-		assumed = assumed || !known
-		bx, bk, bok := lookupBackpressure.find(r)
-		if !bok {
-			bx, bk = meanLag(r), "mean source lag (records)"
-		}
-		if xlabel == "" {
-			xlabel = bk
-		} else if xlabel != bk {
-			xlabel = "backpressure (mixed measures, see CSV)"
-		}
-		name := r.Result.System + "/" + r.Result.Variant
-		if _, ok := series[name]; !ok {
-			order = append(order, name)
-		}
-		var opts []string
-		for _, k := range keys {
-			if v, ok := r.Result.Config.SystemOpts[k]; ok {
-				opts = append(opts, k+"="+v)
+		for _, m := range spec.measures {
+			av, ak, ok := m.lookup.find(r)
+			if !ok {
+				continue
 			}
+			name := r.Result.System + "/" + r.Result.Variant
+			if m.suffix != "" {
+				name += " " + m.suffix
+			}
+			if _, ok := series[name]; !ok {
+				order = append(order, name)
+			}
+			ms, known := toMillis(ak, av)
+			assumed = assumed || !known
+			bx, bk, bok := lookupBackpressure.find(r)
+			if !bok {
+				bx, bk = meanLag(r), "mean source lag (records)"
+			}
+			if xlabel == "" {
+				xlabel = bk
+			} else if xlabel != bk {
+				xlabel = "backpressure (mixed measures, see CSV)"
+			}
+			var opts []string
+			for _, k := range keys {
+				if v, ok := r.Result.Config.SystemOpts[k]; ok {
+					opts = append(opts, k+"="+v)
+				}
+			}
+			series[name] = append(series[name], pt{bx, ms, strings.Join(opts, " ")})
+			data.add(name, labels[i], bx, bk, ms, ak)
 		}
-		series[name] = append(series[name], pt{bx, ms, strings.Join(opts, " ")})
-		data.add(name, labels[i], bx, bk, ms, ak)
 	}
 	if len(order) == 0 {
-		res.note = "no run reports an alignment time (looked for " + lookupAlignment.describe() + ")"
+		var looked []string
+		for _, m := range spec.measures {
+			looked = append(looked, m.lookup.describe())
+		}
+		res.note = "no run reports " + an(spec.what) + " (looked for " + strings.Join(looked, "; ") + ")"
 		return res
 	}
 	// One point per series shows no relation between alignment and
@@ -371,9 +413,9 @@ func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
 			"sweep a parameter that changes backpressure (rate, checkpoint-interval, or a slow or throttle fault) to get one. Values: " + strings.Join(vals, "; ")
 		return res
 	}
-	ylabel := "alignment time (ms)"
+	ylabel := spec.what + " (ms)"
 	if assumed {
-		ylabel = "alignment time (ms; unit assumed, key has none)"
+		ylabel = spec.what + " (ms; unit assumed, key has none)"
 	}
 	p := newPlot(res.title+" (one point per run)", xlabel, ylabel)
 	if len(keys) > 0 {
@@ -555,4 +597,12 @@ func (l lookup) describe() string {
 		src += " or counters"
 	}
 	return fmt.Sprintf("%s or a similar key in %s, see docs/reports.md", l.preferred[0], src)
+}
+
+// an is s with its indefinite article.
+func an(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }

@@ -217,3 +217,34 @@ func TestOverheadAndCapacityPixels(t *testing.T) {
 	}
 	checkBorder(t, "capacity", img)
 }
+
+// The start-delay plot draws each variant's p50 and max per run, read from
+// checkpoint_start_delay_ms, and its CSV holds exactly those values.
+func TestStartDelayPlot(t *testing.T) {
+	var runs []*sweep.StoredRun
+	for i, bp := range []float64{55, 120} {
+		r := storedOf(fixtureRuns()[3].outcome().Result)
+		r.Result.Config.SystemOpts = map[string]string{"checkpoint-interval": []string{"1s", "2s"}[i]}
+		r.Result.SystemMetrics = map[string]any{"backpressure_ms": bp,
+			"checkpoint_start_delay_ms": map[string]any{"n": 40.0, "p50": 1 + bp/100, "max": 10 * bp, "mean": 2.0}}
+		runs = append(runs, r)
+	}
+	o := startDelayPlot(runs, []string{"a", "b"})
+	if o.png == nil {
+		t.Fatalf("start delay plot not drawn: %s", o.note)
+	}
+	img, err := png.Decode(bytes.NewReader(o.png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBorder(t, "start delay", img)
+	got := string(o.data.bytes())
+	for _, want := range []string{",a,55,backpressure_ms,1.55,checkpoint_start_delay_ms.p50", ",b,120,backpressure_ms,1200,checkpoint_start_delay_ms.max"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, got)
+		}
+	}
+	if o := startDelayPlot(runs[:0], nil); o.png != nil || !strings.Contains(o.note, "no run reports a checkpoint start delay") {
+		t.Errorf("no runs: note %q", o.note)
+	}
+}

@@ -166,10 +166,11 @@ func Generate(dir string, opts Options) (*Report, error) {
 		for i, r := range runs {
 			labels[i] = r.Name
 		}
-		o := alignmentPlot(runs, labels)
-		if o.png == nil {
-			s.overheadNotes = append(s.overheadNotes, o.title+": skipped — "+o.note)
-		} else {
+		for _, o := range []overheadResult{alignmentPlot(runs, labels), startDelayPlot(runs, labels)} {
+			if o.png == nil {
+				s.overheadNotes = append(s.overheadNotes, o.title+": skipped — "+o.note)
+				continue
+			}
 			if err := write(o.file, o.png, o.data); err != nil {
 				return nil, err
 			}

@@ -199,9 +199,11 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		switch e.Kind {
 		case "worker_crash", "worker_declared_failed": // either kills the worker's processes
 			for s := range open {
-				// A pending transaction counts wherever its sink runs:
-				// barrier and snapshot roll back globally, so every sink's
-				// restore must commit or drop its pending transactions.
+				// A pending transaction counts wherever its sink runs: a
+				// restored sink must commit or drop its pending
+				// transactions (snapshot and barrier's full failover
+				// restore every sink), and a running one (barrier's region
+				// failover) must commit them with the next checkpoint.
 				if w, ok := workerOf[s.proc]; ok && (int64(w) == e.ID || s.path == PathCrash2PC) {
 					hit[s.path] = true
 					delete(open, s) // the process is gone; its restart starts afresh

@@ -29,7 +29,8 @@ func always(string, bool) bool { return true }
 //     slow and throttle windows, and one (500 ms) long enough that most
 //     alignments complete, so crashes also land inside them (with 20-100 ms
 //     only, 4 of 200 runs crashed during an alignment); max-concurrent-checkpoints 2 only for the
-//     aligned variant (unaligned needs 1).
+//     aligned variant (unaligned and sync need 1); both failover strategies
+//     (region restarts only the failed pipelined regions, full every task).
 //   - lineage: batches of 250 ms-1 s and a checkpoint every 2-3 batches (the
 //     default, 10 one-second batches, never checkpoints in a short run, so no
 //     recovery ever used the cutoff), speculation on and off.
@@ -45,6 +46,7 @@ var choices = map[string][]choice{
 		{"sink", []string{"2pc", "2pc", "plain"}, always},
 		{"max-concurrent-checkpoints", []string{"1", "2"}, func(v string, _ bool) bool { return v == "aligned" }},
 		{"aligned-checkpoint-timeout", []string{"20ms", "50ms", "100ms", "500ms"}, func(v string, _ bool) bool { return v == "aligned-timeout" }},
+		{"failover", []string{"region", "full"}, always},
 		// Not drawn: keep every checkpoint so that the post-run check
 		// covers them all, as before retention became an option (last, so
 		// that the draws above are unchanged).

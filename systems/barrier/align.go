@@ -103,6 +103,10 @@ func (t *task) record(i int, m engine.Msg) {
 func (t *task) arrive(ctx engine.Ctx, cp *inflight, i int) {
 	if cp.nArrived == 0 {
 		cp.firstAt = ctx.Now()
+		// The checkpoint starts here: Flink's checkpointStartDelayNanos is
+		// the time from the trigger to this moment (Summarize joins it with
+		// the coordinator's checkpoint_triggered).
+		ctx.Record(engine.Event{Kind: "checkpoint_start", ID: cp.id})
 	}
 	cp.arrived[i] = true
 	cp.nArrived++

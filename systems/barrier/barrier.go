@@ -2,6 +2,7 @@ package barrier
 
 import (
 	"fmt"
+	"slices"
 
 	"ftbench/engine"
 	"ftbench/systems"
@@ -19,6 +20,13 @@ const (
 	Aligned        = "aligned"
 	Unaligned      = "unaligned"
 	AlignedTimeout = "aligned-timeout"
+	Sync           = "sync"
+)
+
+// Failover strategies (--failover), Flink's jobmanager.execution.failover-strategy.
+const (
+	FailoverRegion = "region"
+	FailoverFull   = "full"
 )
 
 // Sink modes.
@@ -43,9 +51,9 @@ const DefaultRetained = "1"
 
 func (system) Name() string { return "barrier" }
 func (system) Describe() string {
-	return "Flink-style asynchronous barrier snapshots (aligned, unaligned, aligned-timeout) with a two-phase-commit sink"
+	return "Flink-style asynchronous barrier snapshots (aligned, unaligned, aligned-timeout; sync: the ABS paper's stop-the-world baseline) with a two-phase-commit sink"
 }
-func (system) Variants() []string { return []string{Aligned, Unaligned, AlignedTimeout} }
+func (system) Variants() []string { return []string{Aligned, Unaligned, AlignedTimeout, Sync} }
 
 func (system) Flags() []systems.Flag {
 	return []systems.Flag{
@@ -56,6 +64,7 @@ func (system) Flags() []systems.Flag {
 		{Name: "checkpoints-retained", Default: DefaultRetained, Usage: "completed checkpoints kept in the store (Flink's state.checkpoints.num-retained); the post-run consistency check covers these"},
 		{Name: "incremental", Default: "false", Usage: "true: keyed state snapshots write only the keys changed since the last completed checkpoint (RocksDB incremental checkpoints)"},
 		{Name: "full-checkpoint-every", Default: "10", Usage: "incremental: a chain of this many snapshots is consolidated by writing the next one in full"},
+		{Name: "failover", Default: FailoverRegion, Usage: "barrier: on a failure restart the pipelined region of the failed tasks (region, Flink's default) or every task (full)"},
 	}
 }
 
@@ -79,6 +88,10 @@ const (
 	modeAligned mode = iota
 	modeUnaligned
 	modeAlignedTimeout
+	// modeSync is the ABS paper's synchronous baseline: sources stop at the
+	// trigger and stay stopped until the checkpoint completes, so the
+	// in-flight data drains and every task snapshots a quiet pipeline.
+	modeSync
 )
 
 // params is what every process of one deployment shares; it is filled in
@@ -102,6 +115,7 @@ type options struct {
 	retained      int
 	incremental   bool
 	fullEvery     int
+	region        bool // restart only the failed pipelined regions
 }
 
 func parseOptions(variant string, o systems.Options) (options, error) {
@@ -113,6 +127,8 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 		opt.mode = modeUnaligned
 	case AlignedTimeout:
 		opt.mode = modeAlignedTimeout
+	case Sync:
+		opt.mode = modeSync
 	default:
 		return opt, fmt.Errorf("barrier: unknown variant %q", variant)
 	}
@@ -133,8 +149,9 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.maxConcurrent > 1 && opt.mode != modeAligned {
 		// As in Flink: an overtaking barrier of checkpoint n+1 could pass a
 		// barrier of n in the same channel, so the channel state of n
-		// would be ambiguous.
-		return opt, fmt.Errorf("--max-concurrent-checkpoints=%d: the %s variant supports only 1 (as Flink's unaligned checkpoints)", opt.maxConcurrent, variant)
+		// would be ambiguous. A sync checkpoint stops the sources until it
+		// completes, so a second one can never start.
+		return opt, fmt.Errorf("--max-concurrent-checkpoints=%d: the %s variant supports only 1 (unaligned barriers overtake each other; sync stops the world for one checkpoint)", opt.maxConcurrent, variant)
 	}
 	if opt.alignTimeout, err = o.Duration("aligned-checkpoint-timeout"); err != nil {
 		return opt, err
@@ -151,6 +168,13 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	}
 	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
 		return opt, err
+	}
+	switch o["failover"] {
+	case FailoverRegion:
+		opt.region = true
+	case FailoverFull:
+	default:
+		return opt, fmt.Errorf("--failover=%q: want %s or %s", o["failover"], FailoverRegion, FailoverFull)
 	}
 	return opt, nil
 }
@@ -192,11 +216,69 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 	if opt.mode == modeAlignedTimeout {
 		cfg.AlignmentTimeout = opt.alignTimeout
 	}
+	if opt.region {
+		cfg.Regions = pipelinedRegions(g)
+	}
+	cfg.Placement = map[engine.ProcID]int{}
+	for _, t := range tasks {
+		cfg.Placement[t] = dep.Procs[t].Worker
+	}
 	par.coord = dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1,
 		New: func() engine.Process { return checkpoint.NewCoordinator(cfg) }})
 	dep.Coordinator = par.coord
 	par.nprocs = len(dep.Procs)
 	return dep, g, nil
+}
+
+// pipelinedRegions are the job's failover regions under Flink's
+// RestartPipelinedRegionFailoverStrategy: every channel is pipelined (no
+// blocking exchange), so a region is a connected component of the task
+// graph. Grep's forward chains give one region per source partition; an
+// all-to-all shuffle (wordcount's KeyBy) makes the whole job one region.
+// Each region lists its tasks in id order; regions are ordered by their
+// first task.
+func pipelinedRegions(g *stream.Graph) [][]engine.ProcID {
+	parent := map[engine.ProcID]engine.ProcID{}
+	var find func(engine.ProcID) engine.ProcID
+	find = func(p engine.ProcID) engine.ProcID {
+		if q, ok := parent[p]; ok && q != p {
+			r := find(q)
+			parent[p] = r
+			return r
+		}
+		parent[p] = p
+		return p
+	}
+	union := func(a, b engine.ProcID) {
+		ra, rb := find(a), find(b)
+		if ra != rb {
+			parent[max(ra, rb)] = min(ra, rb) // the smaller id is the root
+		}
+	}
+	var tasks []engine.ProcID
+	for st := -1; st < len(g.Stages); st++ {
+		for i, id := range g.Instances(st) {
+			tasks = append(tasks, id)
+			find(id)
+			for _, o := range g.Outputs(st, i) {
+				union(id, o)
+			}
+		}
+	}
+	slices.Sort(tasks)
+	index := map[engine.ProcID]int{}
+	var regions [][]engine.ProcID
+	for _, t := range tasks {
+		r := find(t)
+		k, ok := index[r]
+		if !ok {
+			k = len(regions)
+			index[r] = k
+			regions = append(regions, nil)
+		}
+		regions[k] = append(regions[k], t)
+	}
+	return regions
 }
 
 // Message kinds of barrier traffic (clear of the checkpoint package's

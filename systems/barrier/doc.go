@@ -1,8 +1,9 @@
 // Package barrier is Flink-style asynchronous barrier snapshots (lecture 21,
 // 21.2.7, algorithm 21.3.4, 21.5): a checkpoint coordinator, barriers that
 // carry the checkpoint id, aligned and unaligned barrier handling, a
-// two-phase-commit sink, and global rollback on failure. It claims
-// exactly-once with the 2PC sink and at-least-once with the plain sink.
+// two-phase-commit sink, and region or global rollback on failure. It
+// claims exactly-once with the 2PC sink and at-least-once with the plain
+// sink.
 //
 // # Processes
 //
@@ -59,6 +60,17 @@
 //     channels, converts announced barriers (the announced records not yet
 //     consumed become channel state; the FIFO barrier is ignored when it
 //     comes) and forwards overtaking barriers.
+//   - sync: the synchronous baseline of the ABS paper (Carbone et al. 2015,
+//     Naiad-style stop-the-world snapshots). At trigger n every source
+//     records its offset, sends barrier(n) and stops reading until n
+//     completes or is aborted (KindComplete or KindAbort). The in-flight
+//     data drains behind the barriers; tasks handle barriers as aligned
+//     ones (with the sources stopped nothing follows a barrier, so nothing
+//     is held back) and snapshot a quiet pipeline. Processing resumes only
+//     once every snapshot and the checkpoint's metadata are durable, so the
+//     whole checkpoint, not only the state copy, is on the critical path:
+//     that is what the asynchronous variants save. Like unaligned, it
+//     needs max-concurrent-checkpoints 1.
 //
 // # Incremental checkpoints (--incremental, default false)
 //
@@ -115,17 +127,39 @@
 // checkpoint are committed again after a rollback: at-least-once output,
 // the pitfall of lecture 21.7. The system claims at-least-once with it.
 //
-// # Recovery
+// # Recovery (--failover, default region)
 //
-// The coordinator's global rollback: on a failure notification it aborts
-// pending checkpoints, restarts every task (ctx.Restart: state, queues and
-// channels are lost; restart costs task-restart), waits for failed workers
-// to return and deploys every task with the last completed checkpoint.
-// Each task reads its snapshot (Store.Get charges store latency and read
-// bandwidth), restores its keyed state, commits the sink's pending
-// transactions, and processes its channel state before any new input;
-// sources resume at their recorded offsets. A task gets no input before it
-// is deployed: what arrives earlier is held and its channel paused.
+// On a failure notification the coordinator aborts pending checkpoints
+// (the running tasks drop their part: alignments are released, a sync
+// source resumes, a sink's pre-commit for an aborted checkpoint stays
+// pending and commits with the next completed one), restarts tasks
+// (ctx.Restart: state, queues and channels are lost; restart costs
+// task-restart), waits for failed workers to return and deploys the
+// restarted tasks with the last completed checkpoint. Which tasks restart
+// is Flink's failover strategy:
+//
+//   - region (Flink's default since 1.9, RestartPipelinedRegionFailoverStrategy):
+//     the pipelined regions holding a task of the failed worker. Every
+//     channel is pipelined, so a region is a connected component of the
+//     task graph: on grep (forward chains) one source partition's source,
+//     filter and sink; on wordcount and bank (all-to-all shuffles) the
+//     whole job. The other regions keep running and keep their state; no
+//     channel joins them to a restored region, so no record crosses two
+//     cuts. Checkpoints wait until the restored region is deployed (all
+//     tasks must acknowledge), so a 2PC sink anywhere commits nothing in
+//     between.
+//   - full (RestartAllFailoverStrategy): every task, a global rollback.
+//
+// Under both, a worker that hosts no task restarts nothing (Flink fails
+// over on task failures only). Each restored task reads its snapshot
+// (Store.Get charges store latency and read bandwidth), restores its keyed
+// state, commits the sink's pending transactions whose keys remain (the
+// completion notice may have died with it; a pre-commit of an aborted
+// checkpoint is never committed: its records come again from the rewound
+// sources), and processes its channel state before any new input; its
+// region's sources rewind to their recorded offsets. A task gets no input
+// before it is deployed: what arrives earlier is held and its channel
+// paused.
 //
 // # Metrics (run.json system_metrics)
 //
@@ -137,16 +171,23 @@
 // task and checkpoint); alignment_buffered_records (records held in paused
 // channels at the snapshot: total and per-alignment max) and
 // alignment_buffered_bytes_max; unaligned_switches; sink_precommit_bytes;
-// global_restarts; restore_ms and restore_bytes (per task restore: time to
-// read its snapshot, its whole chain when incremental, and the bytes read);
-// checkpoint_restore_size_bytes (per completed checkpoint: what restoring
-// every task from it would read — equal to checkpoint_state_bytes plus
-// channel state for full snapshots, the chains' bytes when incremental);
-// incremental; snapshots_retained_max; records_replayed
-// (source reads beyond the first reading of each record, exact for a
-// drained run); channel_state_records_restored; and a per-checkpoint table
-// "checkpoints" (trigger time, status, duration, sizes, alignment max,
-// buffered records, restore size). Distributions are {n, p50, p99, max, mean}.
+// failover (the strategy); restarts (failovers that restarted tasks),
+// global_restarts (those that restarted every task) and tasks_restarted;
+// checkpoint_start_delay_ms (Flink's checkpointStartDelayNanos: for every
+// task, sources included, and checkpoint, the time from the coordinator's
+// trigger to the checkpoint's start there — a source's trigger, a task's
+// first barrier; under backpressure an aligned barrier waits behind the
+// backlog, an unaligned one overtakes it); restore_ms and restore_bytes (per
+// task restore: time to read its snapshot, its whole chain when incremental,
+// and the bytes read); checkpoint_restore_size_bytes (per completed
+// checkpoint: what restoring every task from it would read — equal to
+// checkpoint_state_bytes plus channel state for full snapshots, the chains'
+// bytes when incremental); incremental; snapshots_retained_max;
+// records_replayed (source reads beyond the first reading of each record,
+// exact for a drained run); channel_state_records_restored; and a
+// per-checkpoint table "checkpoints" (trigger time, status, duration, sizes,
+// alignment max, start delay p50 and max, buffered records, restore size).
+// Distributions are {n, p50, p99, max, mean}.
 //
 // # Snapshot consistency
 //

@@ -71,8 +71,8 @@ func exactlyOnce(t *testing.T, r *harness.Result) {
 	if r.RecoveryTimeS == nil {
 		t.Errorf("no recovery time")
 	}
-	if metric[int64](t, r, "global_restarts") < 1 {
-		t.Errorf("no global restart after a crash")
+	if metric[int64](t, r, "restarts") < 1 {
+		t.Errorf("no restart after a crash")
 	}
 	consistent(t, r)
 }

@@ -39,7 +39,7 @@ func (nd *node) init(par *params, name string) {
 }
 
 // hold keeps a message that arrived before the coordinator deployed this
-// incarnation (a restarted worker's tasks come up before the global restart
+// incarnation (a restarted worker's tasks come up before the failover
 // redeploys them) and stops its channel, so the data waits, with credit, in
 // the channel.
 func (nd *node) hold(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
@@ -118,10 +118,19 @@ func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 
 // source reads one partition of the log. On trigger n it records its
 // offset and injects barrier(n) on every output channel.
+//
+// In the sync variant it is also the stop-the-world switch of the ABS
+// paper's synchronous snapshots: it reads nothing from trigger n until n
+// completes or is aborted, so the pipeline drains behind barrier(n) and no
+// record is read after the cut while the checkpoint is in progress.
 type source struct {
 	node
 	reader stream.SourceReader
 	router *stream.Router
+	// halted is the checkpoint a sync source stopped for (0: reading).
+	halted int64
+	// parked: the poll timer fired while halted and was not re-armed.
+	parked bool
 }
 
 const pollTimer = 1
@@ -148,6 +157,10 @@ func (s *source) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		if s.part.Current(m) {
 			s.trigger(ctx, m.Val)
 		}
+	case checkpoint.KindComplete, checkpoint.KindAbort:
+		if s.part.Current(m) {
+			s.resume(ctx, m.Val)
+		}
 	case engine.KindStoreDone:
 		// A source's snapshot is its offset alone: durable means done.
 		n := m.Val >> 1
@@ -170,14 +183,36 @@ func (s *source) trigger(ctx engine.Ctx, n int64) {
 		return
 	}
 	s.maxSeen = n
+	// A source's checkpoint starts when the trigger reaches it.
+	ctx.Record(engine.Event{Kind: "checkpoint_start", ID: n})
 	// Everything read so far is before the cut; the barrier follows it.
 	snap := &snapshot{Offset: s.reader.Next}
 	s.forward(ctx, n, ctx.Now(), s.par.mode == modeUnaligned)
 	ctx.Store().Put(checkpoint.Key(n, ctx.Self()), snap, 8, snapToken(n))
+	if s.par.mode == modeSync {
+		s.halted = n
+	}
+}
+
+// resume restarts a sync source stopped for a checkpoint up to n, which
+// completed or was aborted: the world may move again.
+func (s *source) resume(ctx engine.Ctx, n int64) {
+	if s.halted == 0 || n < s.halted {
+		return
+	}
+	s.halted = 0
+	if s.parked {
+		s.parked = false
+		ctx.After(0, pollTimer)
+	}
 }
 
 func (s *source) Timer(ctx engine.Ctx, _ int64) {
 	if !s.part.Deployed {
+		return
+	}
+	if s.halted != 0 {
+		s.parked = true
 		return
 	}
 	if read := s.reader.PollRouted(ctx, s.router, pollTimer); read > 0 {

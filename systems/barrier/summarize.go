@@ -23,7 +23,11 @@ type checkpointRow struct {
 	ChannelStateBytes int64   `json:"channel_state_bytes,omitempty"`
 	RestoreSizeBytes  int64   `json:"restore_size_bytes,omitempty"`
 	AlignmentMaxMS    float64 `json:"alignment_max_ms"`
-	BufferedRecords   int64   `json:"alignment_buffered_records"`
+	// StartDelay*MS: trigger to the first barrier at a task, over the
+	// tasks that started this checkpoint.
+	StartDelayP50MS float64 `json:"start_delay_p50_ms"`
+	StartDelayMaxMS float64 `json:"start_delay_max_ms"`
+	BufferedRecords int64   `json:"alignment_buffered_records"`
 }
 
 // Summarize derives the checkpointing metrics from the run's events and
@@ -45,12 +49,25 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	}
 	var durations, stateBytes, channelBytes, alignments, restores, restoreSizes, restoreBytes []float64
 	var completed []int64
+	triggered := map[int64]engine.Time{} // checkpoint -> trigger time (ns)
+	var starts []engine.Event            // checkpoint_start, joined with triggered below
 	failed := map[string]int64{}
-	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes, restarts int64
+	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes int64
+	var restarts, globalRestarts, tasksRestarted int64
+	nTasks := int64(-1)
+	if _, g, err := compile(r.Job); err == nil {
+		nTasks = int64(len(g.Source))
+		for _, st := range g.Stages {
+			nTasks += int64(len(st))
+		}
+	}
 	for _, e := range r.Events {
 		switch e.Kind {
 		case "checkpoint_triggered":
 			row(e.ID).TriggeredS = round3(engine.Time(e.Time).Seconds())
+			triggered[e.ID] = e.Time
+		case "checkpoint_start":
+			starts = append(starts, e)
 		case "checkpoint_completed":
 			c := row(e.ID)
 			c.Status, c.DurationMS, c.StateBytes = "completed", ms(e.Value), e.Bytes
@@ -82,11 +99,21 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		case "restore":
 			restores = append(restores, ms(e.Value))
 			restoreBytes = append(restoreBytes, float64(e.Bytes))
-		case "deploy":
-			if e.ID > 0 {
+		case "failover":
+			if e.Value > 0 {
 				restarts++
+				tasksRestarted += e.Value
+			}
+			if e.Value == nTasks {
+				globalRestarts++
 			}
 		}
+	}
+	startDelays, perCheckpoint := startDelays(triggered, starts)
+	for id, ds := range perCheckpoint {
+		s := metrics.Summary(ds)
+		c := row(id)
+		c.StartDelayP50MS, c.StartDelayMaxMS = round3(s.P50), round3(s.Max)
 	}
 	var nFailed int64
 	for _, n := range failed {
@@ -121,11 +148,15 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"checkpoint_state_bytes":         stat(stateBytes),
 		"checkpoint_channel_state_bytes": stat(channelBytes),
 		"alignment_ms":                   stat(alignments),
+		"checkpoint_start_delay_ms":      stat(startDelays),
 		"alignment_buffered_records":     map[string]int64{"total": buffered, "max": bufferedMax},
 		"alignment_buffered_bytes_max":   bufferedBytesMax,
 		"unaligned_switches":             switches,
 		"sink_precommit_bytes":           precommitBytes,
-		"global_restarts":                restarts,
+		"failover":                       r.Job.Opts["failover"],
+		"restarts":                       restarts,
+		"global_restarts":                globalRestarts,
+		"tasks_restarted":                tasksRestarted,
 		"restore_ms":                     stat(restores),
 		"restore_bytes":                  stat(restoreBytes),
 		"checkpoint_restore_size_bytes":  stat(restoreSizes),
@@ -143,6 +174,25 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"checkpoints":                    table,
 		"snapshots_retained_max":         int64(opt.retained),
 	}
+}
+
+// startDelays is Flink's checkpoint start delay: for every task (sources
+// included) and checkpoint, the time from the coordinator's trigger to the
+// checkpoint's start there (checkpoint_start: a source's trigger, a task's
+// first barrier), in ms, over all and per checkpoint.
+func startDelays(triggered map[int64]engine.Time, starts []engine.Event) ([]float64, map[int64][]float64) {
+	var all []float64
+	per := map[int64][]float64{}
+	for _, e := range starts {
+		at, ok := triggered[e.ID]
+		if !ok {
+			continue
+		}
+		d := ms(int64(e.Time - at))
+		all = append(all, d)
+		per[e.ID] = append(per[e.ID], d)
+	}
+	return all, per
 }
 
 // checkRun builds the cut of every completed checkpoint still in the store

@@ -2,16 +2,25 @@
 // and snapshot (on DAG workloads) share: a checkpoint coordinator (Flink's
 // JobManager role) that triggers checkpoint n at the sources, marks it
 // complete only when every task has acknowledged a durable snapshot, and on a
-// failure rolls the whole job back to the last completed checkpoint with a
-// global restart; and the task-side Participant that stores snapshots, acks
+// failure rolls the failed regions (or the whole job) back to the last
+// completed checkpoint; and the task-side Participant that stores snapshots, acks
 // them after the write is durable, and restores them on deployment.
 //
-// Recovery follows Flink's restart strategy: on a failure notification the
-// coordinator aborts pending checkpoints, starts a new attempt, restarts every
-// task (ctx.Restart), waits until every failed worker is back (a job needs all
-// its slots), then deploys every task with the checkpoint to restore. Tasks
-// that come up by themselves (a restarted worker) stay idle until deployed,
-// so no task ever runs with state from a different cut than the others.
+// Recovery follows Flink's failover strategies: on a failure notification the
+// coordinator aborts pending checkpoints, starts a new attempt, restarts the
+// tasks of every failover region that holds a task of the failed worker
+// (ctx.Restart), waits until every failed worker is back (a region needs all
+// its slots), then deploys those tasks with the latest completed checkpoint.
+// With Config.Regions nil the job is one region: every task restarts
+// (Flink's RestartAllFailoverStrategy, a global rollback). With the job's
+// pipelined regions (RestartPipelinedRegionFailoverStrategy) the other
+// regions keep running; since no channel joins two regions, a restored
+// region and a running one never exchange a record, and every region's
+// state stays a prefix of its own sources' input. A worker that hosts no
+// task restarts nothing, as in Flink, where only task failures trigger a
+// failover. Tasks that come up by themselves (a restarted worker) stay idle
+// until deployed, so no task ever runs with state from a different cut than
+// the rest of its region.
 package checkpoint
 
 import (
@@ -77,6 +86,19 @@ type Config struct {
 	// checkpoint is still pending that long after its trigger (barrier's
 	// aligned-checkpoint-timeout). 0 sends nothing.
 	AlignmentTimeout engine.Time
+	// Regions partitions Tasks into failover regions: a failure restarts
+	// only the regions that hold a task of the failed worker. nil: one
+	// region of every task (a full restart). Regions must be closed under
+	// the job's channels (pipelined regions: connected components of the
+	// task graph), or a restored task would receive records from a cut it
+	// was not restored to.
+	Regions [][]engine.ProcID
+	// Placement is the worker each task runs on. With it a failure restarts
+	// the regions holding a task placed on the failed worker, and none if
+	// it hosts no task; without it every failure restarts every region.
+	// (The failure's own list of processes is not enough: it omits the
+	// tasks a failover had already restarted when the worker failed.)
+	Placement map[engine.ProcID]int
 }
 
 // Timer ids of the coordinator.
@@ -97,10 +119,15 @@ type pending struct {
 	writing      bool     // metadata write in progress
 }
 
-// Coordinator is the checkpoint coordinator process.
+// Coordinator is the checkpoint coordinator process (Flink's
+// CheckpointCoordinator with the scheduler's failover strategy). It keeps
+// two invariants: a checkpoint completes only when every task of the job
+// acknowledged a durable snapshot in its region's current attempt, and a
+// restarted region is deployed, all its tasks from one completed
+// checkpoint, only once every worker it needs is up.
 type Coordinator struct {
 	cfg       Config
-	attempt   int64
+	attempt   int64   // latest attempt of any region
 	next      int64   // next checkpoint id
 	completed int64   // last completed checkpoint, -1 if none
 	retained  []int64 // completed checkpoints whose snapshots are kept, oldest first
@@ -108,6 +135,13 @@ type Coordinator struct {
 	pending   map[int64]*pending
 	down      map[int]bool
 	restoring bool // between failure and deployment: no triggers
+	// regionOf maps a task to its region; regionAttempt is each region's
+	// attempt: messages to a task carry it, and acks and barriers of an
+	// older attempt of the region are stale.
+	regionOf      map[engine.ProcID]int
+	regionAttempt []int64
+	// restarting are the regions restarted and not yet redeployed.
+	restarting map[int]bool
 }
 
 // NewCoordinator returns a coordinator process.
@@ -118,8 +152,36 @@ func NewCoordinator(cfg Config) *Coordinator {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * engine.Second
 	}
-	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{},
+	if cfg.Regions == nil {
+		cfg.Regions = [][]engine.ProcID{cfg.Tasks}
+	}
+	c := &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{},
+		regionOf: map[engine.ProcID]int{}, regionAttempt: make([]int64, len(cfg.Regions)), restarting: map[int]bool{},
 		shared: sharedRegistry{count: map[string]int{}, refs: map[int64][]string{}}}
+	for r, tasks := range cfg.Regions {
+		for _, t := range tasks {
+			c.regionOf[t] = r
+		}
+		c.restarting[r] = true // the first deployment deploys every region
+	}
+	return c
+}
+
+// send sends a coordinator message about checkpoint n to task t, tagged
+// with t's region attempt.
+func (c *Coordinator) send(ctx engine.Ctx, t engine.ProcID, kind uint16, n int64) {
+	ctx.Send(t, engine.Msg{Kind: kind, Ctrl: true, Key: uint64(c.regionAttempt[c.regionOf[t]]), Val: n, Size: 16})
+}
+
+// running lists the tasks of the regions not waiting for redeployment.
+func (c *Coordinator) running() []engine.ProcID {
+	var ts []engine.ProcID
+	for _, t := range c.cfg.Tasks {
+		if !c.restarting[c.regionOf[t]] {
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }
 
 // MetaKey is where the coordinator records the last completed checkpoint.
@@ -133,12 +195,20 @@ func (c *Coordinator) Init(ctx engine.Ctx) {
 	ctx.After(c.cfg.Interval, timerTrigger)
 }
 
+// deploy starts the restarting regions' tasks from the latest completed
+// checkpoint (their sources rewind to its offsets), in task order.
 func (c *Coordinator) deploy(ctx engine.Ctx) {
 	c.restoring = false
-	d := Deploy{Attempt: c.attempt, Restore: c.completed}
 	for _, t := range c.cfg.Tasks {
-		ctx.Send(t, engine.Msg{Kind: KindDeploy, Ctrl: true, Key: uint64(c.attempt), Body: d, Size: 32})
+		r := c.regionOf[t]
+		if !c.restarting[r] {
+			continue
+		}
+		a := c.regionAttempt[r]
+		d := Deploy{Attempt: a, Restore: c.completed}
+		ctx.Send(t, engine.Msg{Kind: KindDeploy, Ctrl: true, Key: uint64(a), Body: d, Size: 32})
 	}
+	clear(c.restarting)
 	ctx.Record(engine.Event{Kind: "deploy", ID: c.attempt, Value: c.completed})
 }
 
@@ -157,7 +227,7 @@ func (c *Coordinator) Timer(ctx engine.Ctx, id int64) {
 		n := id - timerAlignBase
 		if p, ok := c.pending[n]; ok && !p.writing {
 			for _, t := range c.cfg.Tasks {
-				ctx.Send(t, engine.Msg{Kind: KindAlignTimeout, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+				c.send(ctx, t, KindAlignTimeout, n)
 			}
 		}
 	case id >= timerTimeoutBase:
@@ -175,7 +245,7 @@ func (c *Coordinator) trigger(ctx engine.Ctx) {
 	c.next++
 	c.pending[n] = &pending{started: ctx.Now(), acked: map[engine.ProcID]bool{}}
 	for _, s := range c.cfg.Sources {
-		ctx.Send(s, engine.Msg{Kind: KindTrigger, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+		c.send(ctx, s, KindTrigger, n)
 	}
 	ctx.Record(engine.Event{Kind: "checkpoint_triggered", ID: n})
 	ctx.After(c.cfg.Timeout, timerTimeoutBase+n)
@@ -195,12 +265,14 @@ func (c *Coordinator) pendingIDs() []int64 {
 	return ids
 }
 
+// abort gives up pending checkpoint n and tells the running tasks, which
+// drop their part of it (a task of a restarting region has lost it anyway).
 func (c *Coordinator) abort(ctx engine.Ctx, n int64, why string) {
 	delete(c.pending, n)
 	defer c.sweep(ctx)
 	ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: why})
-	for _, t := range c.cfg.Tasks {
-		ctx.Send(t, engine.Msg{Kind: KindAbort, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+	for _, t := range c.running() {
+		c.send(ctx, t, KindAbort, n)
 	}
 }
 
@@ -237,14 +309,14 @@ func (c *Coordinator) scheduleDeploy(ctx engine.Ctx) {
 }
 
 func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
-	if int64(m.Key) != c.attempt {
+	a := m.Body.(Ack)
+	if r, ok := c.regionOf[a.Task]; !ok || int64(m.Key) != c.regionAttempt[r] {
 		return
 	}
 	p, ok := c.pending[m.Val]
 	if !ok || p.writing {
 		return
 	}
-	a := m.Body.(Ack)
 	if p.acked[a.Task] {
 		return
 	}
@@ -288,7 +360,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 		}
 	}
 	for _, t := range c.cfg.Tasks {
-		ctx.Send(t, engine.Msg{Kind: KindComplete, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
+		c.send(ctx, t, KindComplete, n)
 	}
 	// Garbage-collect checkpoints beyond the retained number; the newest
 	// replaces them for recovery. A file still referenced by a retained
@@ -380,24 +452,55 @@ func (r *sharedRegistry) collect(oldest int64) (gone []string) {
 	return gone
 }
 
+// onFailure is the failover: the regions holding a task of the failed
+// worker restart in a new attempt; the checkpoints in progress are aborted
+// (Flink aborts them on any failover: a restarted task's part is lost),
+// and the running tasks are told so, releasing their alignments. A worker
+// hosting no task changes nothing.
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
+	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
+	failed := c.regionsOn(f.Worker)
+	if len(failed) == 0 {
+		ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Note: "no task on the worker"})
+		return
+	}
 	c.attempt++
 	c.restoring = true
 	if !f.Back {
 		c.down[f.Worker] = true
 	}
-	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
+	var tasks int64
+	for _, r := range failed {
+		c.regionAttempt[r] = c.attempt
+		c.restarting[r] = true
+		for _, t := range c.cfg.Regions[r] {
+			ctx.Restart(t)
+			tasks++
+		}
+	}
+	ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Value: tasks, Note: fmt.Sprintf("%d of %d regions", len(failed), len(c.cfg.Regions))})
 	for _, n := range c.pendingIDs() {
-		delete(c.pending, n)
-		ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: "failure"})
+		c.abort(ctx, n, "failure")
 	}
 	c.sweep(ctx)
-	for _, t := range c.cfg.Tasks {
-		ctx.Restart(t)
-	}
 	if len(c.down) == 0 {
 		c.scheduleDeploy(ctx)
 	}
+}
+
+// regionsOn lists, in order, the regions that hold a task placed on
+// worker w: every region when the placement is not known.
+func (c *Coordinator) regionsOn(w int) []int {
+	var rs []int
+	for r, tasks := range c.cfg.Regions {
+		for _, t := range tasks {
+			if wt, ok := c.cfg.Placement[t]; c.cfg.Placement == nil || ok && wt == w {
+				rs = append(rs, r)
+				break
+			}
+		}
+	}
+	return rs
 }
 
 // Completed is the last completed checkpoint (for tests).

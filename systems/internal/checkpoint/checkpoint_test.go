@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"ftbench/engine"
@@ -15,6 +17,7 @@ type fakeTask struct {
 	deploy   *[]Deploy
 	count    int64
 	timeouts []int64 // KindAlignTimeout notices received
+	aborts   []int64 // KindAbort notices received
 }
 
 func (t *fakeTask) Init(engine.Ctx) {}
@@ -47,6 +50,10 @@ func (t *fakeTask) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case KindAlignTimeout:
 		if t.part.Current(m) {
 			t.timeouts = append(t.timeouts, m.Val)
+		}
+	case KindAbort:
+		if t.part.Current(m) {
+			t.aborts = append(t.aborts, m.Val)
 		}
 	}
 }
@@ -232,5 +239,149 @@ func TestStoreOutageAbortsCheckpoints(t *testing.T) {
 	}
 	if after < 2 || len(log.kinds("snapshot_declined")) == 0 {
 		t.Fatalf("%d checkpoints completed after the outage, %d snapshots declined", after, len(log.kinds("snapshot_declined")))
+	}
+}
+
+// setupPipelines builds two independent pipelines, source 1 -> task 2 on
+// worker 0 and source 3 -> task 4 on worker 1, and a worker 2 with no task;
+// regions as given (nil: one region, a full restart). deploys[p] lists the
+// deployments process p received.
+func setupPipelines(t *testing.T, regions [][]engine.ProcID) (*sim.Sim, *eventLog, map[engine.ProcID]*[]Deploy, map[engine.ProcID]*fakeTask) {
+	t.Helper()
+	cfg := Config{Interval: 100 * engine.Millisecond, Tasks: []engine.ProcID{1, 2, 3, 4},
+		Sources: []engine.ProcID{1, 3}, Regions: regions, Placement: map[engine.ProcID]int{1: 0, 2: 0, 3: 1, 4: 1}}
+	deploys := map[engine.ProcID]*[]Deploy{}
+	tasks := map[engine.ProcID]*fakeTask{}
+	dep := &engine.Deployment{}
+	dep.Add(engine.ProcSpec{Name: "coordinator", Worker: -1, New: func() engine.Process { return NewCoordinator(cfg) }})
+	for _, p := range []struct {
+		id, next engine.ProcID
+		worker   int
+	}{{1, 2, 0}, {2, -1, 0}, {3, 4, 1}, {4, -1, 1}} {
+		deploys[p.id] = &[]Deploy{}
+		dep.Add(engine.ProcSpec{Name: fmt.Sprintf("p/%d", p.id), Worker: p.worker, New: func() engine.Process {
+			tasks[p.id] = &fakeTask{part: Participant{Coordinator: 0}, next: p.next, deploy: deploys[p.id]}
+			return tasks[p.id]
+		}})
+	}
+	dep.Coordinator = 0
+	log := &eventLog{}
+	s, err := sim.New(dep, sim.Config{Seed: 1, Cost: engine.DefaultCost(), Workers: 3, Observer: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, log, deploys, tasks
+}
+
+// Region failover, step by step: a crash of worker 0 during checkpoint 4
+// aborts it, restarts and redeploys only the region on worker 0 (from the
+// last completed checkpoint, in a new attempt), tells the running region
+// to drop checkpoint 4, and checkpoints then complete with the running
+// region still in its first attempt. A full restart redeploys everybody.
+func TestRegionFailoverRestartsOnlyTheFailedRegion(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		regions    [][]engine.ProcID
+		redeployed []engine.ProcID
+	}{
+		{"region", [][]engine.ProcID{{1, 2}, {3, 4}}, []engine.ProcID{1, 2}},
+		{"full", nil, []engine.ProcID{1, 2, 3, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, log, deploys, tasks := setupPipelines(t, tc.regions)
+			if err := s.Crash(0, 401*engine.Millisecond, 500*engine.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			s.Run(3 * engine.Second) // detected at 1.4 s, redeployed at 1.6 s
+			if ab := log.kinds("checkpoint_aborted"); len(ab) != 1 || ab[0].ID != 4 || ab[0].Note != "failure" {
+				t.Fatalf("aborted %+v, want checkpoint 4 aborted by the failure", ab)
+			}
+			fo := log.kinds("failover")
+			if len(fo) != 1 || fo[0].Value != int64(len(tc.redeployed)) {
+				t.Fatalf("failover events %+v, want one restarting %d tasks", fo, len(tc.redeployed))
+			}
+			for id := engine.ProcID(1); id <= 4; id++ {
+				want := 1
+				if slices.Contains(tc.redeployed, id) {
+					want = 2
+				}
+				ds := *deploys[id]
+				if len(ds) != want {
+					t.Fatalf("process %d deployed %d times (%+v), want %d", id, len(ds), ds, want)
+				}
+				if want == 2 && (ds[1].Attempt != 1 || ds[1].Restore != 3) {
+					t.Fatalf("process %d redeployed as %+v, want attempt 1 from checkpoint 3", id, ds[1])
+				}
+			}
+			if tc.name == "region" {
+				if got := tasks[4].aborts; len(got) != 1 || got[0] != 4 {
+					t.Fatalf("running task 4 got aborts %v, want [4]", got)
+				}
+				if tasks[3].part.Attempt != 0 {
+					t.Fatalf("running source 3 in attempt %d, want 0", tasks[3].part.Attempt)
+				}
+			}
+			var after int
+			for _, e := range log.kinds("checkpoint_completed") {
+				if e.ID > 4 {
+					after++
+				}
+			}
+			if after < 5 {
+				t.Fatalf("%d checkpoints completed after the failover, want checkpointing to resume", after)
+			}
+		})
+	}
+}
+
+// A worker that hosts no task triggers no failover, under either strategy.
+func TestFailureOfTasklessWorkerRestartsNothing(t *testing.T) {
+	for _, regions := range [][][]engine.ProcID{{{1, 2}, {3, 4}}, nil} {
+		s, log, deploys, _ := setupPipelines(t, regions)
+		if err := s.Crash(2, 401*engine.Millisecond, 500*engine.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		s.Run(2 * engine.Second)
+		if n := len(log.kinds("failure_detected")); n != 1 {
+			t.Fatalf("%d failures detected, want 1", n)
+		}
+		if ab := log.kinds("checkpoint_aborted"); len(ab) != 0 {
+			t.Fatalf("aborted %+v: nothing failed", ab)
+		}
+		for id, ds := range deploys {
+			if len(*ds) != 1 {
+				t.Fatalf("process %d deployed %d times, want once", id, len(*ds))
+			}
+		}
+		if n := len(log.kinds("checkpoint_completed")); n < 18 {
+			t.Fatalf("%d checkpoints completed in 2s at 100ms, want checkpointing undisturbed", n)
+		}
+	}
+}
+
+// A worker that fails while a failover is restarting its tasks (they are
+// down, so the failure lists no process) still fails over: the placement,
+// not the failure's process list, says which tasks it hosts. Found by
+// torture (bank, two crashes, the second 36 ms after the first's
+// detection).
+func TestFailureDuringTaskRestartFailsOver(t *testing.T) {
+	s, log, deploys, _ := setupPipelines(t, nil)
+	if err := s.Crash(0, 401*engine.Millisecond, 500*engine.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// Detected at 1.401 s; worker 1's tasks restart until 1.601 s.
+	if err := s.Crash(1, 1450*engine.Millisecond, 500*engine.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(4 * engine.Second)
+	fo := log.kinds("failover")
+	if len(fo) != 2 || fo[0].Value != 4 || fo[1].Value != 4 {
+		t.Fatalf("failover events %+v, want two restarting all 4 tasks", fo)
+	}
+	for id, ds := range deploys {
+		last := (*ds)[len(*ds)-1]
+		if last.Attempt != 2 {
+			t.Fatalf("process %d last deployed as %+v, want attempt 2", id, last)
+		}
 	}
 }
