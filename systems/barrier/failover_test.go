@@ -24,7 +24,7 @@ func failoverRun(t *testing.T, workload, failover string, faults ...string) *har
 	t.Helper()
 	cfg := e2eConfig(Aligned, faults...)
 	cfg.Workload = workload
-	cfg.SystemOpts = map[string]string{"failover": failover}
+	cfg.SystemOpts["failover"] = failover
 	return execute(t, cfg).Result
 }
 
@@ -71,7 +71,7 @@ func TestTasklessWorkerCrashRestartsNothing(t *testing.T) {
 	for _, f := range []string{FailoverRegion, FailoverFull} {
 		cfg := e2eConfig(Aligned, "crash@3s:worker=5")
 		cfg.Workload, cfg.Workers = "grep", 6
-		cfg.SystemOpts = map[string]string{"failover": f}
+		cfg.SystemOpts["failover"] = f
 		r := execute(t, cfg).Result
 		if n := metric[int64](t, r, "restarts"); n != 0 || metric[int64](t, r, "records_replayed") != 0 {
 			t.Errorf("%s: %d restarts, %d records replayed after a crash of an empty worker", f, n, metric[int64](t, r, "records_replayed"))
