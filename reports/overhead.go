@@ -269,7 +269,7 @@ func checkpointSizePlot(g *group) overheadResult {
 	}{{"operator state", state, palette[0]}, {"channel state (in-flight data)", channel, palette[1]}}
 	var legend []legendEntry
 	width := min(vg.Points(60), imageWidth*0.75/vg.Length(len(names))*0.8/2)
-	ymax := 0.0
+	ymax, upright := 0.0, false
 	for k, b := range bars {
 		bc, err := plotter.NewBarChart(b.v, width)
 		if err != nil {
@@ -280,15 +280,12 @@ func checkpointSizePlot(g *group) overheadResult {
 		p.Add(bc)
 		// A size the run does not report is labelled so, not "0" (lineage
 		// has no channel state to report; aligned barriers report 0).
-		lab := valueLabels(b.v, bc.Offset)
-		if l, ok := lab.(*plotter.Labels); ok {
-			for i, rep := range reported[k] {
-				if !rep {
-					l.Labels[i] = "not reported"
-				}
-			}
+		rep := reported[k]
+		lab := valueLabels(b.v, bc.Offset, width, func(i int) (string, bool) { return "not reported", !rep[i] })
+		if lab != nil {
+			p.Add(lab)
+			upright = upright || rotatedLabels(lab)
 		}
-		p.Add(lab)
 		legend = append(legend, legendEntry{b.name, bc})
 		for _, v := range b.v {
 			ymax = math.Max(ymax, v)
@@ -296,7 +293,7 @@ func checkpointSizePlot(g *group) overheadResult {
 	}
 	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1)*1.15
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1)*labelHeadroom(upright)
 	p.Y.Tick.Marker = countTicks{}
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
 	return res
@@ -528,14 +525,18 @@ func acksPlot(g *group) overheadResult {
 		return res
 	}
 	bc.Color, bc.LineStyle.Width = palette[1], 0
-	p.Add(bc, valueLabels(vals, 0))
+	p.Add(bc)
+	lab := valueLabels(vals, 0, width, nil)
+	if lab != nil {
+		p.Add(lab)
+	}
 	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	ymax := 0.0
 	for _, v := range vals {
 		ymax = math.Max(ymax, v)
 	}
-	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1e-9)*1.15
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1e-9)*labelHeadroom(rotatedLabels(lab))
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, nil), data
 	return res
 }
@@ -549,23 +550,55 @@ func renderOrNote(res *overheadResult, panels []*plot.Plot, legend []legendEntry
 	return png
 }
 
-func valueLabels(vals plotter.Values, offset vg.Length) plot.Plotter {
+// valueLabels writes each bar's value above it. A label wider than its bar
+// would run into the next bar's, so then every label stands upright, read
+// bottom to top (rotatedLabels says whether they did, for the headroom).
+func valueLabels(vals plotter.Values, offset, barWidth vg.Length, relabel func(i int) (string, bool)) *plotter.Labels {
 	xys := make(plotter.XYs, len(vals))
 	labels := make([]string, len(vals))
 	for i, v := range vals {
 		xys[i] = plotter.XY{X: float64(i), Y: v}
 		labels[i] = humanCount(v)
+		if relabel != nil {
+			if l, ok := relabel(i); ok {
+				labels[i] = l
+			}
+		}
 	}
 	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
 	if err != nil {
-		return plotter.NewGrid()
+		return nil
 	}
+	upright := false
 	for i := range lab.TextStyle {
 		lab.TextStyle[i].XAlign = draw.XCenter
 		lab.TextStyle[i].Font.Size = vg.Points(9)
+		if lab.TextStyle[i].Width(labels[i]) > barWidth {
+			upright = true
+		}
 	}
 	lab.Offset = vg.Point{X: offset, Y: vg.Points(3)}
+	if upright {
+		for i := range lab.TextStyle {
+			lab.TextStyle[i].Rotation = math.Pi / 2
+			lab.TextStyle[i].XAlign, lab.TextStyle[i].YAlign = draw.XLeft, draw.YCenter
+		}
+	}
 	return lab
+}
+
+// labelHeadroom is the y range above the tallest bar, as a factor, that its
+// value label needs: more when the labels stand upright.
+func labelHeadroom(upright bool) float64 {
+	if upright {
+		return 1.3
+	}
+	return 1.15
+}
+
+// rotatedLabels reports whether valueLabels stood lab's labels upright.
+func rotatedLabels(lab *plotter.Labels) bool {
+	return lab != nil && len(lab.TextStyle) > 0 && lab.TextStyle[0].Rotation != 0
 }
 
 func nanIf(cond bool, v float64) float64 {
