@@ -13,9 +13,9 @@ import (
 // again until the store takes it, snapshot declines the checkpoint (it is
 // aborted; the job runs on the last completed one) and its sink's
 // transactions are rewritten, stormack commits its offset at the next
-// interval. A crash after the outage recovers from a checkpoint taken after
-// it. barrier does not handle failed writes yet (its checkpoints hang until
-// a failover; README), so it is tested under store-slow only.
+// interval. barrier declines too, and with Flink's default of 0 tolerable
+// failed checkpoints fails over at each failed one. A crash after the
+// outage recovers from a checkpoint taken after it.
 func TestStoreFaultsEndToEnd(t *testing.T) {
 	const (
 		down  = "store-down@1s-4s"
@@ -37,6 +37,8 @@ func TestStoreFaultsEndToEnd(t *testing.T) {
 		{"snapshot", []string{down}, true, "snapshot_declined", true, ""},
 		{"lineage", []string{down, crash}, true, "store_write_retry", true, ""},
 		{"snapshot", []string{down, crash}, true, "snapshot_declined", true, ""},
+		{"barrier", []string{down}, true, "snapshot_declined", true, ""},
+		{"barrier", []string{down, crash}, true, "snapshot_declined", true, ""},
 		{"stormack", []string{slow}, false, "", false, ""},
 		{"lineage", []string{slow}, true, "", false, ""},
 		{"snapshot", []string{slow}, true, "", false, ""},

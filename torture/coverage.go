@@ -39,13 +39,17 @@ const (
 	// it: lineage wrote it again, snapshot declined the checkpoint or
 	// rewrote a sink's transaction record.
 	PathStoreFailed = "store-write-failed"
+	// More checkpoints failed in a row than tolerated, and the job failed
+	// over from the last completed one (barrier's
+	// --tolerable-failed-checkpoints).
+	PathCheckpointFailover = "checkpoint-failure-failover"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
-	PathPauseDeclared, PathPauseReplay, PathStoreFailed}
+	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -86,7 +90,7 @@ func applicable(cfg harness.Config) map[string]bool {
 	}
 	switch cfg.System {
 	case "barrier":
-		set(PathCheckpoint, PathCrashWrite, PathRestore)
+		set(PathCheckpoint, PathCrashWrite, PathRestore, PathStoreFailed, PathCheckpointFailover)
 		if variant != "unaligned" {
 			set(PathCrashAlignment)
 		}
@@ -247,6 +251,8 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathStoreFailed] = true
 		case "speculative_task":
 			hit[PathSpeculative] = true
+		case "failover_on_checkpoint_failure":
+			hit[PathCheckpointFailover] = true
 		}
 	}
 	return hit

@@ -30,7 +30,10 @@ func always(string, bool) bool { return true }
 //     alignments complete, so crashes also land inside them (with 20-100 ms
 //     only, 4 of 200 runs crashed during an alignment); max-concurrent-checkpoints 2 only for the
 //     aligned variant (unaligned and sync need 1); both failover strategies
-//     (region restarts only the failed pipelined regions, full every task).
+//     (region restarts only the failed pipelined regions, full every task);
+//     tolerable failed checkpoints 0 (Flink's default: a checkpoint failed
+//     by a store-down window fails the job over) or 3 (the job runs on its
+//     last completed checkpoint through the window).
 //   - lineage: batches of 250 ms-1 s and a checkpoint every 2-3 batches (the
 //     default, 10 one-second batches, never checkpoints in a short run, so no
 //     recovery ever used the cutoff), speculation on and off.
@@ -51,6 +54,7 @@ var choices = map[string][]choice{
 		// covers them all, as before retention became an option (last, so
 		// that the draws above are unchanged).
 		{"checkpoints-retained", []string{"64"}, always},
+		{"tolerable-failed-checkpoints", []string{"0", "3"}, always},
 	},
 	"lineage": {
 		{"batch-interval", []string{"250ms", "500ms", "1s"}, always},

@@ -49,15 +49,14 @@ type Props struct {
 //     windows there test that judgement; on dataflows cl still needs FIFO.
 //   - lineage: listed as FIFO until its authors say otherwise (a batch-end
 //     message overtaken by its batch's data would be a false alarm).
-//   - store faults: drawn for every system but barrier, whose tasks do not
-//     yet decline a checkpoint whose snapshot write failed (the checkpoint
-//     hangs until its timeout, and with it the 2PC sink's output).
+//   - store faults: drawn for every system (each declines, retries or
+//     re-commits a failed checkpoint-store write).
 //
 // A system not listed is treated as relying on FIFO, with no options set.
 var props = map[string]Props{
 	"none":              {Reorder: true, Store: true},
 	"stormack":          {Reorder: true, Store: true, Opts: map[string]string{"ack-timeout": "1s"}},
-	"barrier":           {},
+	"barrier":           {Store: true},
 	"lineage":           {Store: true},
 	"snapshot":          {Store: true},
 	"snapshot/cl":       {ReorderP2P: true, Store: true},

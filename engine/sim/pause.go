@@ -38,7 +38,7 @@ type workerPause struct {
 	gen      uint32 // tells this pause's resume and detection events from an earlier pause's
 	from     engine.Time
 	declared bool     // the failure detector declared the worker failed during the pause
-	deploy   []runReq // tasks re-deployed (ctx.Restart) onto the worker while paused: they start when it wakes
+	deploy   []runReq // tasks re-deployed (ctx.Restart) onto the worker while paused: up and frozen, they run Init when it wakes
 }
 
 // Pause stops every process on worker during [from, to).
@@ -84,7 +84,9 @@ func (s *Sim) declare(worker int, gen uint32) {
 	var ids []engine.ProcID
 	for _, p := range s.procs {
 		if p.spec.Worker == worker && p.up {
-			ids = append(ids, p.id)
+			if !p.initPending { // a task not started yet was not running there
+				ids = append(ids, p.id)
+			}
 			p.kill()
 		}
 	}
@@ -109,7 +111,7 @@ func (s *Sim) resume(worker int, gen uint32) {
 		return
 	}
 	for _, p := range s.procs {
-		if p.spec.Worker != worker || !p.frozen {
+		if p.spec.Worker != worker || !p.frozen || p.initPending {
 			continue
 		}
 		p.frozen = false
@@ -121,8 +123,9 @@ func (s *Sim) resume(worker int, gen uint32) {
 		p.wake(s.now)
 	}
 	for _, r := range ps.deploy {
-		if !r.p.up && r.p.inc == r.inc {
-			r.p.start(s.now)
+		if r.p.up && r.p.inc == r.inc && r.p.initPending {
+			r.p.frozen, r.p.initPending = false, false
+			r.p.init(s.now)
 		}
 	}
 	ps.deploy = nil

@@ -104,3 +104,52 @@ func TestPause(t *testing.T) {
 		})
 	}
 }
+
+// restarter restarts process 1 at 150 ms and, once the restart delay has
+// passed, sends it a deployment (a coordinator's failover).
+type restarter struct{}
+
+func (r *restarter) Init(ctx engine.Ctx)                          { ctx.After(150*engine.Millisecond, 0) }
+func (r *restarter) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
+func (r *restarter) Timer(ctx engine.Ctx, id int64) {
+	if id == 0 {
+		ctx.Restart(1)
+		ctx.After(ctx.Cost().TaskRestart+engine.Millisecond, 1)
+		return
+	}
+	ctx.Send(1, engine.Msg{Kind: 7, Ctrl: true, Val: 42, Size: 16})
+}
+
+// deployee records when it ran Init and when it got a message.
+type deployee struct{ log *[]string }
+
+func (d *deployee) Init(ctx engine.Ctx) { *d.log = append(*d.log, "init@"+ctx.Now().String()) }
+func (d *deployee) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
+	*d.log = append(*d.log, "msg@"+ctx.Now().String())
+}
+func (d *deployee) Timer(engine.Ctx, int64) {}
+
+// A task restarted onto a paused worker (a failover elsewhere while the
+// worker is stopped) gets what is sent to it after the restart delay — its
+// deployment — when the worker wakes, after its Init: the message waits as
+// on a stopped worker's socket instead of being dropped.
+func TestRestartOntoPausedWorker(t *testing.T) {
+	const ms = engine.Millisecond
+	var log []string
+	dep := &engine.Deployment{}
+	dep.Add(engine.ProcSpec{Name: "coord", Worker: -1, New: func() engine.Process { return &restarter{} }})
+	dep.Add(engine.ProcSpec{Name: "task", Worker: 0, New: func() engine.Process { return &deployee{log: &log} }})
+	cost := engine.DefaultCost()
+	cost.DetectDelay = engine.Second
+	s, err := New(dep, Config{Seed: 1, Cost: cost, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(0, 100*ms, 600*ms); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(engine.Second)
+	if len(log) != 3 || log[1] != "init@"+(600*ms).String() || log[2][:4] != "msg@" {
+		t.Fatalf("task log %v, want its first Init, then at the 600ms wake the restarted Init and the message", log)
+	}
+}

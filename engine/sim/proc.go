@@ -21,7 +21,11 @@ type proc struct {
 	// frozen: the worker is paused (pause.go); the incarnation keeps its
 	// state but runs nothing until it resumes.
 	frozen bool
-	rng    *rand.Rand
+	// initPending: the incarnation was started on a paused worker; it is
+	// up (messages to it queue, as a stopped worker's sockets take them)
+	// and frozen, and runs Init when the worker wakes.
+	initPending bool
+	rng         *rand.Rand
 
 	clock     engine.Time // the process's clock during a step
 	busyUntil engine.Time // end of its last slice
@@ -77,7 +81,7 @@ func (p *proc) init(at engine.Time) {
 // channel to and from it.
 func (p *proc) kill() {
 	p.up = false
-	p.frozen = false
+	p.frozen, p.initPending = false, false
 	p.inc++
 	p.p = nil
 	p.scheduled = false

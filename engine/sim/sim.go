@@ -227,8 +227,12 @@ func (s *Sim) dispatch(e *event) {
 		switch {
 		case p.up || p.inc != e.inc || (p.spec.Worker >= 0 && s.workerDown[p.spec.Worker]):
 		case p.spec.Worker >= 0 && s.pauses[p.spec.Worker].on:
-			// A task re-deployed onto a stopped worker starts when it wakes.
+			// A task re-deployed onto a stopped worker is up, so what is
+			// sent to it (its deployment) waits in its channels, but it
+			// runs Init only when the worker wakes.
 			ps := &s.pauses[p.spec.Worker]
+			p.activate()
+			p.frozen, p.initPending = true, true
 			ps.deploy = append(ps.deploy, runReq{p: p, inc: p.inc})
 		default:
 			p.start(e.at)

@@ -26,6 +26,7 @@ type inflight struct {
 	trigger     engine.Time // when the source injected the barrier
 	snapshotted bool
 	persisted   bool
+	declined    bool        // a write failed: declined, waiting for the abort
 	firstAt     engine.Time // first barrier's arrival
 	lastAt      engine.Time // last barrier's arrival
 	arrived     []bool      // barrier(id) arrived (or was converted) per input

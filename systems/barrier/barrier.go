@@ -49,6 +49,9 @@ const (
 // checkpoints at the default interval, at the memory of 64 snapshots.
 const DefaultRetained = "1"
 
+// DefaultCheckpointTimeout is Flink's execution.checkpointing.timeout.
+const DefaultCheckpointTimeout = "10m"
+
 func (system) Name() string { return "barrier" }
 func (system) Describe() string {
 	return "Flink-style asynchronous barrier snapshots (aligned, unaligned, aligned-timeout; sync: the ABS paper's stop-the-world baseline) with a two-phase-commit sink"
@@ -64,6 +67,8 @@ func (system) Flags() []systems.Flag {
 		{Name: "checkpoints-retained", Default: DefaultRetained, Usage: "completed checkpoints kept in the store (Flink's state.checkpoints.num-retained); the post-run consistency check covers these"},
 		{Name: "incremental", Default: "false", Usage: "true: keyed state snapshots write only the keys changed since the last completed checkpoint (RocksDB incremental checkpoints)"},
 		{Name: "full-checkpoint-every", Default: "10", Usage: "incremental: a chain of this many snapshots is consolidated by writing the next one in full"},
+		{Name: "checkpoint-timeout", Default: DefaultCheckpointTimeout, Usage: "a checkpoint not complete this long after its trigger expires (Flink's execution.checkpointing.timeout)"},
+		{Name: "tolerable-failed-checkpoints", Default: "0", Usage: "checkpoints that may fail in a row (declined after a failed store write, expired) before the job fails over from the last completed one (Flink's execution.checkpointing.tolerable-failed-checkpoints)"},
 		{Name: "failover", Default: FailoverRegion, Usage: "barrier: on a failure restart the pipelined region of the failed tasks (region, Flink's default) or every task (full)"},
 	}
 }
@@ -116,6 +121,8 @@ type options struct {
 	incremental   bool
 	fullEvery     int
 	region        bool // restart only the failed pipelined regions
+	timeout       engine.Time
+	tolerable     int
 }
 
 func parseOptions(variant string, o systems.Options) (options, error) {
@@ -169,6 +176,12 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
 		return opt, err
 	}
+	if opt.timeout, err = o.Duration("checkpoint-timeout"); err != nil {
+		return opt, err
+	}
+	if opt.tolerable, err = o.Int("tolerable-failed-checkpoints", 0, 1<<20); err != nil {
+		return opt, err
+	}
 	switch o["failover"] {
 	case FailoverRegion:
 		opt.region = true
@@ -212,6 +225,8 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 		Tasks:         tasks,
 		Sources:       g.Source,
 		Retain:        opt.retained,
+		Timeout:       opt.timeout,
+		Tolerable:     opt.tolerable,
 	}
 	if opt.mode == modeAlignedTimeout {
 		cfg.AlignmentTimeout = opt.alignTimeout

@@ -161,10 +161,34 @@
 // before it is deployed: what arrives earlier is held and its channel
 // paused.
 //
+// # Checkpoint failures (store-down, --checkpoint-timeout, --tolerable-failed-checkpoints)
+//
+// A write the checkpoint store fails (engine.KindStoreFailed) declines the
+// checkpoint it was for: the source or task sends checkpoint.KindDecline and
+// the coordinator aborts the checkpoint, as a Flink task reports a failed
+// snapshot to the CheckpointCoordinator. The 2PC sink's failed transaction
+// record is written again every 100 ms until the store takes it, and no
+// checkpoint listing the transaction is acknowledged before its record is
+// durable: a restore must find it to commit it, so it is neither lost nor
+// committed twice. A failed metadata write aborts the checkpoint too, and a
+// checkpoint not complete --checkpoint-timeout (Flink's default 10 min)
+// after its trigger expires. Each of these counts as a failed checkpoint
+// (Flink's CheckpointFailureManager; aborts by a failover or subsumption
+// do not count, a completed checkpoint resets the count): when more than
+// --tolerable-failed-checkpoints (default 0, Flink's) fail in a row, the
+// job fails over — every task restarts from the last completed checkpoint.
+// A higher count keeps the job running on the last completed checkpoint,
+// so a later crash replays more.
+//
 // # Metrics (run.json system_metrics)
 //
 // From the run's events and counters: checkpoints_triggered, _completed,
-// _failed (and _failed_by_reason: failure, timeout, subsumed);
+// _failed (and _failed_by_reason: failure, timeout, subsumed, declined,
+// metadata write failed); checkpoints_failed_store (declined after a failed
+// snapshot or transaction write, or a failed metadata write),
+// checkpoints_expired (timed out), tolerable_failed_checkpoints and
+// failovers_on_checkpoint_failure (job failovers because more checkpoints
+// failed in a row than tolerated);
 // checkpoint_duration_ms (trigger to completion), checkpoint_state_bytes
 // and checkpoint_channel_state_bytes per completed checkpoint;
 // alignment_ms (first to last barrier at a task with several inputs, per

@@ -31,11 +31,21 @@ type sink struct {
 	// reusing it saves allocating and zeroing a second of effects per
 	// checkpoint.
 	free [][]engine.Commit
+	// retry lists the transactions whose record the store failed, to be
+	// written again after txnRetryDelay. A checkpoint that lists a
+	// transaction is acknowledged only once its record is durable
+	// (durableThrough): a restore must find the record to commit it.
+	retry []int64
 }
+
+// txnRetryDelay is how long the sink waits before writing again a
+// transaction record the store failed: the store client's retry back-off.
+const txnRetryDelay = 100 * engine.Millisecond
 
 type txn struct {
 	id      int64
 	effects []engine.Commit
+	stored  bool // its record (txnKey) is durable
 }
 
 // commitBytes is the size of one effect in a transaction (id, key, value,
@@ -101,6 +111,50 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 		ids[i] = t.id
 	}
 	return ids, bytes
+}
+
+// stored marks transaction n's record durable.
+func (s *sink) stored(n int64) {
+	for i := range s.pending {
+		if s.pending[i].id == n {
+			s.pending[i].stored = true
+		}
+	}
+}
+
+// failed queues transaction n's record, which the store failed, to be
+// written again after txnRetryDelay.
+func (s *sink) failed(ctx engine.Ctx, n int64) {
+	if len(s.retry) == 0 {
+		ctx.After(txnRetryDelay, 0)
+	}
+	s.retry = append(s.retry, n)
+}
+
+// rewrite writes the queued transaction records again (the transactions
+// still pending: none can have committed, see durableThrough).
+func (s *sink) rewrite(ctx engine.Ctx) {
+	ids := s.retry
+	s.retry = nil
+	for _, n := range ids {
+		for _, t := range s.pending {
+			if t.id == n {
+				ctx.Store().Put(txnKey(ctx.Self(), n), t.effects, txnHandleBytes, txnToken(n))
+				ctx.Record(engine.Event{Kind: "sink_txn_rewrite", ID: n})
+			}
+		}
+	}
+}
+
+// durableThrough says whether every pending transaction up to n has a
+// durable record.
+func (s *sink) durableThrough(n int64) bool {
+	for _, t := range s.pending {
+		if t.id <= n && !t.stored {
+			return false
+		}
+	}
+	return true
 }
 
 // commitThrough commits every pending transaction up to checkpoint n.

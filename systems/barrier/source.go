@@ -165,6 +165,11 @@ func (s *source) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		// A source's snapshot is its offset alone: durable means done.
 		n := m.Val >> 1
 		s.part.Acknowledge(ctx, n, checkpoint.Ack{StateBytes: 8})
+	case engine.KindStoreFailed:
+		// The store failed the offset's write: the source declines the
+		// checkpoint, as a Flink task reports a failed snapshot and the
+		// coordinator aborts the checkpoint.
+		s.part.Decline(ctx, m.Val>>1)
 	}
 }
 

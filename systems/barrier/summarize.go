@@ -53,7 +53,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	var starts []engine.Event            // checkpoint_start, joined with triggered below
 	failed := map[string]int64{}
 	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes int64
-	var restarts, globalRestarts, tasksRestarted int64
+	var restarts, globalRestarts, tasksRestarted, ckptFailovers int64
 	nTasks := int64(-1)
 	if _, g, err := compile(r.Job); err == nil {
 		nTasks = int64(len(g.Source))
@@ -99,6 +99,8 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		case "restore":
 			restores = append(restores, ms(e.Value))
 			restoreBytes = append(restoreBytes, float64(e.Bytes))
+		case "failover_on_checkpoint_failure":
+			ckptFailovers++
 		case "failover":
 			if e.Value > 0 {
 				restarts++
@@ -136,31 +138,35 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		problems = []string{}
 	}
 	return map[string]any{
-		"variant":                        r.Job.Variant,
-		"sink":                           r.Job.Opts["sink"],
-		"checkpoint_interval_ms":         ms(int64(opt.interval)),
-		"max_concurrent_checkpoints":     opt.maxConcurrent,
-		"checkpoints_triggered":          int64(len(ids)),
-		"checkpoints_completed":          int64(len(completed)),
-		"checkpoints_failed":             nFailed,
-		"checkpoints_failed_by_reason":   failed,
-		"checkpoint_duration_ms":         stat(durations),
-		"checkpoint_state_bytes":         stat(stateBytes),
-		"checkpoint_channel_state_bytes": stat(channelBytes),
-		"alignment_ms":                   stat(alignments),
-		"checkpoint_start_delay_ms":      stat(startDelays),
-		"alignment_buffered_records":     map[string]int64{"total": buffered, "max": bufferedMax},
-		"alignment_buffered_bytes_max":   bufferedBytesMax,
-		"unaligned_switches":             switches,
-		"sink_precommit_bytes":           precommitBytes,
-		"failover":                       r.Job.Opts["failover"],
-		"restarts":                       restarts,
-		"global_restarts":                globalRestarts,
-		"tasks_restarted":                tasksRestarted,
-		"restore_ms":                     stat(restores),
-		"restore_bytes":                  stat(restoreBytes),
-		"checkpoint_restore_size_bytes":  stat(restoreSizes),
-		"incremental":                    opt.incremental,
+		"variant":                         r.Job.Variant,
+		"sink":                            r.Job.Opts["sink"],
+		"checkpoint_interval_ms":          ms(int64(opt.interval)),
+		"max_concurrent_checkpoints":      opt.maxConcurrent,
+		"checkpoints_triggered":           int64(len(ids)),
+		"checkpoints_completed":           int64(len(completed)),
+		"checkpoints_failed":              nFailed,
+		"checkpoints_failed_by_reason":    failed,
+		"checkpoints_failed_store":        failed["declined: snapshot write failed"] + failed["metadata write failed"],
+		"checkpoints_expired":             failed["timeout"],
+		"tolerable_failed_checkpoints":    int64(opt.tolerable),
+		"failovers_on_checkpoint_failure": ckptFailovers,
+		"checkpoint_duration_ms":          stat(durations),
+		"checkpoint_state_bytes":          stat(stateBytes),
+		"checkpoint_channel_state_bytes":  stat(channelBytes),
+		"alignment_ms":                    stat(alignments),
+		"checkpoint_start_delay_ms":       stat(startDelays),
+		"alignment_buffered_records":      map[string]int64{"total": buffered, "max": bufferedMax},
+		"alignment_buffered_bytes_max":    bufferedBytesMax,
+		"unaligned_switches":              switches,
+		"sink_precommit_bytes":            precommitBytes,
+		"failover":                        r.Job.Opts["failover"],
+		"restarts":                        restarts,
+		"global_restarts":                 globalRestarts,
+		"tasks_restarted":                 tasksRestarted,
+		"restore_ms":                      stat(restores),
+		"restore_bytes":                   stat(restoreBytes),
+		"checkpoint_restore_size_bytes":   stat(restoreSizes),
+		"incremental":                     opt.incremental,
 		// Every source read beyond the first reading of each record: exact
 		// for a drained run (every record read at least once).
 		"records_replayed":               max(0, read-appended),

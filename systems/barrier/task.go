@@ -72,8 +72,15 @@ func (t *task) setInputs(inputs []engine.ProcID) {
 }
 
 // Init does nothing: a task runs only once the coordinator deploys it.
-func (t *task) Init(engine.Ctx)         {}
-func (t *task) Timer(engine.Ctx, int64) {}
+func (t *task) Init(engine.Ctx) {}
+
+// Timer is the sink's only timer: write again the transaction records the
+// store failed.
+func (t *task) Timer(ctx engine.Ctx, _ int64) {
+	if t.sink != nil {
+		t.sink.rewrite(ctx)
+	}
+}
 
 func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	switch m.Kind {
@@ -82,6 +89,9 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		return
 	case engine.KindStoreDone:
 		t.stored(ctx, m.Val)
+		return
+	case engine.KindStoreFailed:
+		t.storeFailed(ctx, m.Val)
 		return
 	case checkpoint.KindComplete:
 		if t.part.Current(m) && t.sink != nil {
@@ -229,20 +239,46 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 	ctx.Store().Put(checkpoint.Key(cp.id, ctx.Self()), &cp.snap, 16+cp.stateBytes+chBytes, snapToken(cp.id))
 }
 
+// stored counts a durable write of a checkpoint in progress (its snapshot
+// or its pre-commit; a rewritten transaction record marks only the
+// transaction) and acknowledges the checkpoints now durable.
 func (t *task) stored(ctx engine.Ctx, token int64) {
-	cp := t.find(token >> 1)
-	if cp == nil {
-		return // aborted meanwhile
+	if token&1 == 1 && t.sink != nil {
+		t.sink.stored(token >> 1)
 	}
-	cp.outstanding--
-	if cp.outstanding > 0 || !cp.persisted {
-		return
+	if cp := t.find(token >> 1); cp != nil {
+		cp.outstanding--
 	}
-	a := checkpoint.Ack{StateBytes: cp.stateBytes, ChannelBytes: cp.channelBytes}
-	if len(cp.snap.Chain) > 0 {
-		a.Refs = chainRefs(cp.snap.Chain, ctx.Self())
-		a.RestoreBytes = cp.snap.Chain.Bytes() + cp.channelBytes
+	var ready []*inflight
+	for _, cp := range t.cps {
+		if cp.persisted && cp.outstanding == 0 && !cp.declined && (t.sink == nil || t.sink.durableThrough(cp.id)) {
+			ready = append(ready, cp)
+		}
 	}
-	t.part.Acknowledge(ctx, cp.id, a)
-	t.remove(cp)
+	for _, cp := range ready {
+		a := checkpoint.Ack{StateBytes: cp.stateBytes, ChannelBytes: cp.channelBytes}
+		if len(cp.snap.Chain) > 0 {
+			a.Refs = chainRefs(cp.snap.Chain, ctx.Self())
+			a.RestoreBytes = cp.snap.Chain.Bytes() + cp.channelBytes
+		}
+		t.part.Acknowledge(ctx, cp.id, a)
+		t.remove(cp)
+	}
+}
+
+// storeFailed handles a write the store failed (store-down): the task
+// declines the checkpoint the write was for, as a Flink task reports a
+// failed snapshot to the CheckpointCoordinator, which aborts it; the task
+// keeps its part until the abort arrives. A failed transaction record is
+// written again (the sink must not lose the transaction: a later
+// checkpoint lists it and commits it).
+func (t *task) storeFailed(ctx engine.Ctx, token int64) {
+	n := token >> 1
+	if token&1 == 1 && t.sink != nil {
+		t.sink.failed(ctx, n)
+	}
+	if cp := t.find(n); cp != nil && !cp.declined {
+		cp.declined = true
+		t.part.Decline(ctx, n)
+	}
 }

@@ -51,7 +51,7 @@ func compileDAG(job systems.Job) (*engine.Deployment, error) {
 	for s := -1; s < len(dj.g.Stages); s++ {
 		tasks = append(tasks, dj.g.Instances(s)...)
 	}
-	cfg := checkpoint.Config{Interval: interval, MaxConcurrent: 1, Tasks: tasks, Sources: dj.g.Source, Retain: maxRetained}
+	cfg := checkpoint.Config{Interval: interval, MaxConcurrent: 1, Tasks: tasks, Sources: dj.g.Source, Retain: maxRetained, Tolerable: -1}
 	dj.coord = dep.Add(engine.ProcSpec{
 		Name: "coordinator", Worker: -1,
 		New: func() engine.Process { return checkpoint.NewCoordinator(cfg) },

@@ -99,6 +99,14 @@ type Config struct {
 	// (The failure's own list of processes is not enough: it omits the
 	// tasks a failover had already restarted when the worker failed.)
 	Placement map[engine.ProcID]int
+	// Tolerable is Flink's execution.checkpointing.tolerable-failed-checkpoints:
+	// when more than Tolerable checkpoints in a row fail (declined, a
+	// failed metadata write, expired), the job fails over: every region
+	// restarts from the last completed checkpoint, as Flink's
+	// CheckpointFailureManager fails the job. Aborts caused by a failover
+	// or by subsumption do not count, and a completed checkpoint resets the
+	// count. Negative: any number is tolerated.
+	Tolerable int
 }
 
 // Timer ids of the coordinator.
@@ -142,6 +150,9 @@ type Coordinator struct {
 	regionAttempt []int64
 	// restarting are the regions restarted and not yet redeployed.
 	restarting map[int]bool
+	// failedInRow counts the checkpoints failed since the last completed
+	// one (Flink's continuous failure counter).
+	failedInRow int
 }
 
 // NewCoordinator returns a coordinator process.
@@ -234,6 +245,7 @@ func (c *Coordinator) Timer(ctx engine.Ctx, id int64) {
 		n := id - timerTimeoutBase
 		if p, ok := c.pending[n]; ok && !p.writing {
 			c.abort(ctx, n, "timeout")
+			c.checkpointFailed(ctx, n)
 		}
 	}
 }
@@ -286,11 +298,14 @@ func (c *Coordinator) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		// The metadata write failed: the checkpoint never completed.
 		if p, ok := c.pending[m.Val]; ok && p.writing {
 			c.abort(ctx, m.Val, "metadata write failed")
+			c.checkpointFailed(ctx, m.Val)
 		}
 	case KindDecline:
-		if int64(m.Key) == c.attempt {
+		// A decline of a task's older attempt is stale.
+		if r, ok := c.regionOf[from]; ok && int64(m.Key) == c.regionAttempt[r] {
 			if _, ok := c.pending[m.Val]; ok {
 				c.abort(ctx, m.Val, "declined: snapshot write failed")
+				c.checkpointFailed(ctx, m.Val)
 			}
 		}
 	case engine.KindFailure:
@@ -350,6 +365,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	if n > c.completed {
 		c.completed = n
 	}
+	c.failedInRow = 0
 	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_restore_size", ID: n, Bytes: p.restoreBytes})
@@ -452,6 +468,24 @@ func (r *sharedRegistry) collect(oldest int64) (gone []string) {
 	return gone
 }
 
+// checkpointFailed counts failed checkpoint n (already aborted) and fails
+// the job over once more than Config.Tolerable failed in a row (Flink's
+// CheckpointFailureManager): every region restarts from the last completed
+// checkpoint.
+func (c *Coordinator) checkpointFailed(ctx engine.Ctx, n int64) {
+	c.failedInRow++
+	if c.cfg.Tolerable < 0 || c.failedInRow <= c.cfg.Tolerable {
+		return
+	}
+	c.failedInRow = 0
+	ctx.Record(engine.Event{Kind: "failover_on_checkpoint_failure", ID: n, Value: int64(c.cfg.Tolerable)})
+	all := make([]int, len(c.cfg.Regions))
+	for r := range all {
+		all[r] = r
+	}
+	c.restart(ctx, all, -1, "checkpoint failures exceeded the tolerable number")
+}
+
 // onFailure is the failover: the regions holding a task of the failed
 // worker restart in a new attempt; the checkpoints in progress are aborted
 // (Flink aborts them on any failover: a restarted task's part is lost),
@@ -464,13 +498,21 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 		ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Note: "no task on the worker"})
 		return
 	}
-	c.attempt++
-	c.restoring = true
 	if !f.Back {
 		c.down[f.Worker] = true
 	}
+	c.restart(ctx, failed, f.Worker, fmt.Sprintf("%d of %d regions", len(failed), len(c.cfg.Regions)))
+}
+
+// restart restarts the tasks of regions rs in a new attempt, aborts the
+// checkpoints in progress and deploys the regions from the last completed
+// checkpoint once every worker is up. worker is the failed worker (-1: a
+// failover the coordinator decided itself).
+func (c *Coordinator) restart(ctx engine.Ctx, rs []int, worker int, why string) {
+	c.attempt++
+	c.restoring = true
 	var tasks int64
-	for _, r := range failed {
+	for _, r := range rs {
 		c.regionAttempt[r] = c.attempt
 		c.restarting[r] = true
 		for _, t := range c.cfg.Regions[r] {
@@ -478,7 +520,7 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 			tasks++
 		}
 	}
-	ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Value: tasks, Note: fmt.Sprintf("%d of %d regions", len(failed), len(c.cfg.Regions))})
+	ctx.Record(engine.Event{Kind: "failover", ID: int64(worker), Value: tasks, Note: why})
 	for _, n := range c.pendingIDs() {
 		c.abort(ctx, n, "failure")
 	}

@@ -187,7 +187,7 @@ func TestRetainKeepsLastCompleted(t *testing.T) {
 // announced to every task; without the option nothing is sent.
 func TestAlignmentTimeoutNotice(t *testing.T) {
 	for _, timeout := range []engine.Time{0, 20 * engine.Millisecond} {
-		s, log, _, tasks := setupWith(t, Config{AlignmentTimeout: timeout, Timeout: 50 * engine.Millisecond}, -1)
+		s, log, _, tasks := setupWith(t, Config{AlignmentTimeout: timeout, Timeout: 50 * engine.Millisecond, Tolerable: -1}, -1)
 		s.Run(350 * engine.Millisecond)
 		if n := len(log.kinds("checkpoint_completed")); n != 0 {
 			t.Fatalf("%d checkpoints completed although task/0 never acks", n)
@@ -210,7 +210,7 @@ func TestAlignmentTimeoutNotice(t *testing.T) {
 // again, with new ids, once the store is back.
 func TestStoreOutageAbortsCheckpoints(t *testing.T) {
 	const ms = engine.Millisecond
-	s, log, _, _ := setupWith(t, Config{}, 2)
+	s, log, _, _ := setupWith(t, Config{Tolerable: -1}, 2)
 	if err := s.StoreDown(350*ms, 650*ms); err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +239,72 @@ func TestStoreOutageAbortsCheckpoints(t *testing.T) {
 	}
 	if after < 2 || len(log.kinds("snapshot_declined")) == 0 {
 		t.Fatalf("%d checkpoints completed after the outage, %d snapshots declined", after, len(log.kinds("snapshot_declined")))
+	}
+}
+
+// Tolerable: failed checkpoints (declined or metadata write failed during
+// a store outage; expired) fail the job over once more than Tolerable fail
+// in a row — the whole job, from the last completed checkpoint. The outage
+// fails checkpoints 4, 5 and 6; with task/0 never acknowledging, every
+// checkpoint expires after 50 ms.
+func TestTolerableFailedCheckpoints(t *testing.T) {
+	const ms = engine.Millisecond
+	tests := []struct {
+		name      string
+		tolerable int
+		expire    bool  // task/0 never acks; checkpoints time out
+		first     int64 // checkpoint whose failure fails over first (0: none)
+	}{
+		{"outage, unlimited", -1, false, 0},
+		{"outage, 3 tolerated", 3, false, 0},
+		{"outage, 2 tolerated", 2, false, 6},
+		{"outage, 0 tolerated", 0, false, 4},
+		{"expired, 1 tolerated", 1, true, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, forward := Config{Tolerable: tc.tolerable}, engine.ProcID(2)
+			if tc.expire {
+				cfg.Timeout, forward = 50*ms, -1
+			}
+			s, log, deploys, _ := setupWith(t, cfg, forward)
+			if !tc.expire {
+				if err := s.StoreDown(350*ms, 650*ms); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Run(engine.Second)
+			fo := log.kinds("failover_on_checkpoint_failure")
+			if tc.first == 0 {
+				if len(fo) != 0 {
+					t.Fatalf("failovers on checkpoint failure %+v, want none", fo)
+				}
+				return
+			}
+			if len(fo) == 0 || fo[0].ID != tc.first {
+				t.Fatalf("failovers on checkpoint failure %+v, want the first at checkpoint %d", fo, tc.first)
+			}
+			// Every task is redeployed in the new attempt from the last
+			// completed checkpoint before the failover.
+			var completed int64 = -1
+			for _, e := range log.kinds("checkpoint_completed") {
+				if e.Time < fo[0].Time {
+					completed = e.ID
+				}
+			}
+			var redeployed int
+			for _, d := range *deploys {
+				if d.Attempt == 1 {
+					redeployed++
+					if d.Restore != completed {
+						t.Errorf("redeploy %+v, want checkpoint %d", d, completed)
+					}
+				}
+			}
+			if redeployed != 2 {
+				t.Errorf("%d tasks redeployed in attempt 1, want 2", redeployed)
+			}
+		})
 	}
 }
 
