@@ -165,3 +165,26 @@ func TestCapacityBoundSharesCores(t *testing.T) {
 		t.Error("the default rate is not half the capacity bound")
 	}
 }
+
+// Every workload that counts its effects without the oracle agrees with
+// the oracle on every record, fed in the harness's order.
+func TestEffectCounterMatchesOracle(t *testing.T) {
+	for _, name := range Names() {
+		w, err := New(name, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := w.(EffectCounter)
+		if !ok {
+			continue
+		}
+		o := NewOracle(w)
+		for off := int64(0); off < 3000; off++ {
+			for p := int32(0); p < 3; p++ {
+				if got, want := c.Effects(p, off), o.Feed(p, off); got != want {
+					t.Fatalf("%s: Effects(%d, %d) = %d, oracle %d", name, p, off, got, want)
+				}
+			}
+		}
+	}
+}
