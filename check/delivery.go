@@ -63,8 +63,12 @@ type Delivery struct {
 	expected func(part int32, off int64) int32
 	parts    int
 	// ring holds rows [base, hi): row r's slot of partition p is
-	// ring[(r&(rows-1))*parts+p]; rows is a power of two.
+	// ring[p*rows+(r&(rows-1))] (rows is a power of two), so that one
+	// partition's consecutive offsets are adjacent in memory. open[r&(rows-1)]
+	// counts row r's records not yet complete, so that a row's completion
+	// costs nothing per partition.
 	ring     []slot
+	open     []int32
 	rows     int64
 	maxRows  int64
 	base, hi int64
@@ -152,8 +156,11 @@ func (d *Delivery) RecordAt(id engine.EffectID, at int64) CommitStatus {
 	if mutantDeliverySkipPartition && int(p) == d.parts-1 {
 		return CommitFirst // the mutant: the last partition is not checked
 	}
-	if p < 0 || int(p) >= d.parts || off < 0 || off >= MaxOffset ||
-		id.Sub < 0 || id.Sub >= d.effects(p, off) {
+	var want int32
+	if p >= 0 && int(p) < d.parts && off >= 0 && off < MaxOffset {
+		want = d.effects(p, off)
+	}
+	if id.Sub < 0 || id.Sub >= want { // also every invalid part or offset
 		d.unexpected++
 		return CommitUnexpected
 	}
@@ -178,7 +185,7 @@ func (d *Delivery) RecordAt(id engine.EffectID, at int64) CommitStatus {
 		return CommitFirst
 	}
 	d.cover(off)
-	s := &d.ring[(off&(d.rows-1))*int64(d.parts)+int64(p)]
+	s := d.slot(p, off)
 	if s.mask&bit != 0 {
 		d.duplicates++
 		return CommitDuplicate
@@ -186,8 +193,11 @@ func (d *Delivery) RecordAt(id engine.EffectID, at int64) CommitStatus {
 	s.mask |= bit
 	s.done = max(s.done, at)
 	d.first(p, off)
-	if off == d.base {
-		d.advance()
+	if s.mask == full(want) {
+		d.open[off&(d.rows-1)]--
+		if off == d.base {
+			d.advance()
+		}
 	}
 	return CommitFirst
 }
@@ -223,7 +233,21 @@ func (d *Delivery) cover(off int64) {
 			}
 		}
 	}
+	for r := max(d.hi, d.base); r <= off; r++ {
+		var n int32
+		for p := 0; p < d.parts; p++ {
+			if d.effects(int32(p), r) > 0 {
+				n++
+			}
+		}
+		d.open[r&(d.rows-1)] = n
+	}
 	d.hi = off + 1
+}
+
+// slot is (p, off)'s slot; off must be in the window.
+func (d *Delivery) slot(p int32, off int64) *slot {
+	return &d.ring[int64(p)*d.rows+(off&(d.rows-1))]
 }
 
 // grow resizes the ring to the smallest power of two >= need rows.
@@ -232,41 +256,35 @@ func (d *Delivery) grow(need int64) {
 	for rows < need {
 		rows *= 2
 	}
-	ring := make([]slot, rows*int64(d.parts))
+	ring, open := make([]slot, rows*int64(d.parts)), make([]int32, rows)
 	for r := d.base; r < d.hi; r++ {
-		copy(ring[(r&(rows-1))*int64(d.parts):][:d.parts], d.ring[(r&(d.rows-1))*int64(d.parts):][:d.parts])
+		for p := int64(0); p < int64(d.parts); p++ {
+			ring[p*rows+(r&(rows-1))] = d.ring[p*d.rows+(r&(d.rows-1))]
+		}
+		open[r&(rows-1)] = d.open[r&(d.rows-1)]
 	}
-	d.ring, d.rows = ring, rows
+	d.ring, d.open, d.rows = ring, open, rows
 }
 
 // advance lets complete rows at the window's start leave it.
 func (d *Delivery) advance() {
-	for d.base < d.hi && d.rowComplete(d.base) {
+	for d.base < d.hi && d.open[d.base&(d.rows-1)] == 0 {
 		d.settle()
 	}
-}
-
-func (d *Delivery) rowComplete(r int64) bool {
-	row := d.ring[(r&(d.rows-1))*int64(d.parts):][:d.parts]
-	for p := range row {
-		if row[p].mask != full(d.effects(int32(p), r)) {
-			return false
-		}
-	}
-	return true
 }
 
 // settle moves row base out of the window: complete records are forgotten,
 // incomplete ones become exceptions.
 func (d *Delivery) settle() {
 	r := d.base
-	row := d.ring[(r&(d.rows-1))*int64(d.parts):][:d.parts]
-	for p := range row {
-		s := row[p]
-		row[p] = slot{}
+	complete := d.open[r&(d.rows-1)] == 0
+	for p := 0; p < d.parts; p++ {
+		sp := d.slot(int32(p), r)
+		s := *sp
+		*sp = slot{}
 		d.doneBuf[p] = 0
 		switch {
-		case s.mask == full(d.effects(int32(p), r)):
+		case complete || s.mask == full(d.effects(int32(p), r)):
 			d.doneBuf[p] = s.done
 		case s.mask == 0:
 			d.addZero(int32(p), r, r+1)
@@ -424,7 +442,7 @@ func (d *Delivery) word(p int, off int64) uint64 {
 	case p >= d.parts || off >= d.hi:
 		return 0
 	case off >= d.base:
-		return d.ring[(off&(d.rows-1))*int64(d.parts)+int64(p)].mask
+		return d.slot(int32(p), off).mask
 	}
 	if len(d.exc) > 0 {
 		if s, ok := d.exc[excKey{int32(p), off}]; ok {
