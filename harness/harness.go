@@ -121,7 +121,8 @@ type runner struct {
 	bursts *metrics.Bursts
 	// settle is how long the run goes on once drained (drain.go).
 	settle engine.Time
-	// pending caches pendingKeys (drain.go) of an undrained run.
+	// pending are the keys of effects never committed (pendingKeys,
+	// drain.go), from the oracle pass (expect.go).
 	pending map[uint64]bool
 
 	// observation (expect.go)
