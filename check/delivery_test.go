@@ -160,9 +160,11 @@ func TestDeliveryIncremental(t *testing.T) {
 	}
 }
 
-// TestDeliveryPages checks offsets on both sides of page boundaries and in
-// a page far beyond a gap, where "beyond appended" starts mid-page.
+// TestDeliveryPages checks offsets on both sides of a power of two (the
+// window's growth) and far beyond a gap, where "beyond appended" starts
+// mid-window.
 func TestDeliveryPages(t *testing.T) {
+	const pageSize = 1 << 16
 	one := func(int32, int64) int32 { return 1 }
 	offs := []int64{pageSize - 1, pageSize, 3*pageSize + 5}
 	tests := []struct {
@@ -228,29 +230,15 @@ func TestDeliveryCommitDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// BenchmarkDeliveryCommit measures Commit with 8 partitions interleaved,
-// one effect per record. "steady" has the bitmaps already sized (the hot
-// path alone); "growing" includes amortised bitmap growth, which is
-// dominated by zeroing and copying fresh memory.
+// BenchmarkDeliveryCommit measures Commit with 8 partitions interleaved.
+// "in-order" has one effect per record committed in offset order (rows
+// leave the window as they complete); "in-flight" has two effects per
+// record, the second committed 2^16 offsets after the first, so the window
+// holds 2^16 rows throughout (the hot path with records in flight).
 func BenchmarkDeliveryCommit(b *testing.B) {
 	const parts = 8
-	one := func(int32, int64) int32 { return 1 }
-	b.Run("steady", func(b *testing.B) {
-		const window = 1 << 20
-		d := NewDelivery(one, parts)
-		for p := int32(0); p < parts; p++ {
-			d.Commit(engine.EffectID{Part: p, Off: window - 1})
-		}
-		b.ReportAllocs()
-		var off int64
-		for i := 0; b.Loop(); i++ {
-			d.Commit(engine.EffectID{Part: int32(i % parts), Off: off & (window - 1)})
-			if i%parts == parts-1 {
-				off++
-			}
-		}
-	})
-	b.Run("growing", func(b *testing.B) {
+	b.Run("in-order", func(b *testing.B) {
+		one := func(int32, int64) int32 { return 1 }
 		d := NewDelivery(one, parts)
 		b.ReportAllocs()
 		var off int64
@@ -261,4 +249,137 @@ func BenchmarkDeliveryCommit(b *testing.B) {
 			}
 		}
 	})
+	b.Run("in-flight", func(b *testing.B) {
+		const lag = 1 << 16
+		two := func(int32, int64) int32 { return 2 }
+		d := NewDelivery(two, parts)
+		for off := int64(0); off < lag; off++ {
+			for p := int32(0); p < parts; p++ {
+				d.Commit(engine.EffectID{Part: p, Off: off})
+			}
+		}
+		b.ReportAllocs()
+		off := int64(lag)
+		for i := 0; b.Loop(); i++ {
+			p := int32(i % parts)
+			d.Commit(engine.EffectID{Part: p, Off: off})
+			d.Commit(engine.EffectID{Part: p, Sub: 1, Off: off - lag})
+			if i%parts == parts-1 {
+				off++
+			}
+		}
+		if d.Duplicates() != 0 || d.Unexpected() != 0 {
+			b.Fatalf("duplicates %d unexpected %d", d.Duplicates(), d.Unexpected())
+		}
+	})
+}
+
+// TestDeliveryWindowMatchesLedger drives the bounded-window checker and a
+// naive ledger of every effect id with the same random commits (in and out
+// of order, duplicates, losses, commits far ahead and long after a record
+// left the window) and windows of a few rows, so that records leave the
+// window complete, incomplete and untouched: every status, count, lost
+// example, Committed answer and done time must agree.
+func TestDeliveryWindowMatchesLedger(t *testing.T) {
+	for _, maxRows := range []int64{1, 2, 4, 64} {
+		for seed := uint64(1); seed <= 20; seed++ {
+			const parts, n = 3, 200
+			d := NewDelivery(pattern, parts)
+			d.maxRows = maxRows
+			ledger := map[engine.EffectID]int{}
+			wantDone := map[engine.EffectID]int64{} // Sub 0: the record
+			gotDone := map[engine.EffectID]int64{}
+			d.OnSettle(func(row int64, done []int64) {
+				for p, t := range done {
+					if t != 0 {
+						gotDone[eff(int32(p), row, 0)] = t
+					}
+				}
+			})
+			rng := seed
+			next := func(k uint64) int64 { rng = engine.Mix64(rng + 1); return int64(rng % k) }
+			cursor := int64(0)
+			for i := 0; i < 3000; i++ {
+				var id engine.EffectID
+				switch next(10) {
+				case 0: // anywhere, maybe beyond appended
+					id = eff(int32(next(parts)), next(n+20), int32(next(3)))
+				case 1: // far ahead of the window
+					id = eff(int32(next(parts)), cursor+next(50), int32(next(2)))
+				default: // near the cursor, mostly in order
+					id = eff(int32(next(parts)), max(0, cursor-next(6)), int32(next(2)))
+					if next(3) == 0 {
+						cursor++
+					}
+				}
+				at := int64(i + 1)
+				status := d.RecordAt(id, at)
+				valid := id.Sub < pattern(id.Part, id.Off)
+				want := CommitUnexpected
+				if valid {
+					want = CommitFirst
+					if ledger[id] > 0 {
+						want = CommitDuplicate
+					}
+					if ledger[id] == 0 {
+						rec := eff(id.Part, id.Off, 0)
+						wantDone[rec] = max(wantDone[rec], at)
+					}
+					ledger[id]++
+				}
+				if status != want {
+					t.Fatalf("rows %d seed %d commit %d %+v: status %d, want %d", maxRows, seed, i, id, status, want)
+				}
+			}
+			appended := []int64{n, n - 7, n + 3}
+			got := d.Finish(appended)
+			// The ledger's verdict.
+			var ref Result
+			for _, c := range ledger {
+				ref.Duplicates += int64(c - 1)
+			}
+			for p := int32(0); p < parts; p++ {
+				for off := int64(0); off < 4000; off++ {
+					for s := int32(0); s < pattern(p, off); s++ {
+						id := eff(p, off, s)
+						c := ledger[id]
+						if off >= appended[p] {
+							if c > 0 {
+								ref.Unexpected++
+							}
+							continue
+						}
+						ref.Expected++
+						if c > 0 {
+							ref.Distinct++
+						} else {
+							ref.Lost++
+						}
+						if d.Committed(id) != (c > 0) {
+							t.Fatalf("rows %d seed %d: Committed(%+v) = %v, ledger %d", maxRows, seed, id, !(c > 0), c)
+						}
+					}
+				}
+			}
+			if got.Expected != ref.Expected || got.Distinct != ref.Distinct || got.Lost != ref.Lost ||
+				got.Unexpected-d.Unexpected() != ref.Unexpected || got.Duplicates != ref.Duplicates ||
+				d.Distinct() != ref.Distinct+ref.Unexpected {
+				t.Fatalf("rows %d seed %d: Finish %+v, ledger %+v", maxRows, seed, got, ref)
+			}
+			d.SettleAll()
+			d.Exceptions(func(p int32, off, done int64) {
+				if done != 0 {
+					gotDone[eff(p, off, 0)] = done
+				}
+			})
+			for rec, at := range wantDone {
+				if gotDone[rec] != at {
+					t.Fatalf("rows %d seed %d: done of %+v = %d, want %d", maxRows, seed, rec, gotDone[rec], at)
+				}
+			}
+			if len(gotDone) != len(wantDone) {
+				t.Fatalf("rows %d seed %d: %d done times, want %d", maxRows, seed, len(gotDone), len(wantDone))
+			}
+		}
+	}
 }

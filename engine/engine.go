@@ -61,11 +61,13 @@ type Msg struct {
 	// it at once. Storm's acks travel batched with tuples; Flink's barriers
 	// and Chandy-Lamport markers flush immediately.
 	Lazy bool
+	// Size sits with the flags so that they share one word: a Msg is 64
+	// bytes, and channel rings hold one per queued record.
+	Size int32 // bytes on the wire (payload; the runtime adds a header)
 	Key  uint64
 	Val  int64
 	ID   EffectID
-	Born Time  // append time of the source record this message derives from
-	Size int32 // bytes on the wire (payload; the runtime adds a header)
+	Born Time // append time of the source record this message derives from
 	Body any
 }
 

@@ -8,7 +8,6 @@ import (
 	"ftbench/engine"
 	"ftbench/engine/sim"
 	"ftbench/metrics"
-	"ftbench/workloads"
 )
 
 // Drain, settle and quiescence (README: "Drained, quiescent, undrained").
@@ -100,27 +99,9 @@ func (r *runner) judgeDrain(res *Result, del *check.Result) {
 
 // pendingKeys are the sink keys some pending effect writes: their visible
 // value legitimately lags the oracle's final one in an undrained run. The
-// oracle is fed again in workloads.Expected's order, so each sink effect
-// carries its id.
-func (r *runner) pendingKeys() map[uint64]bool {
-	if r.pending != nil {
-		return r.pending
-	}
-	keys := map[uint64]bool{}
-	r.pending = keys
-	o := workloads.NewOracle(r.w)
-	o.OnEffect = func(m engine.Msg, _ int64) {
-		if !r.delivery.Committed(m.ID) {
-			keys[m.Key] = true
-		}
-	}
-	for off := int64(0); off < r.log.Total(); off++ {
-		for p := 0; p < r.cfg.Parallelism; p++ {
-			o.Feed(int32(p), off)
-		}
-	}
-	return keys
-}
+// oracle pass (expect.go) collects them, since each sink effect carries its
+// id.
+func (r *runner) pendingKeys() map[uint64]bool { return r.pending }
 
 // wrongKeys compares the visible sink state with the oracle's, leaving out
 // in an undrained run the keys that pending effects still write.

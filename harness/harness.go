@@ -125,17 +125,19 @@ type runner struct {
 	bursts *metrics.Bursts
 	// settle is how long the run goes on once drained (drain.go).
 	settle engine.Time
-	// pending caches pendingKeys (drain.go) of an undrained run.
+	// pending are the keys of effects never committed (pendingKeys,
+	// drain.go), from the oracle pass (expect.go).
 	pending map[uint64]bool
 
-	// observation
-	effects [][]uint8
-	// done[p][off]: the latest first commit of the record's effects, 0 if
-	// none committed yet (8 bytes a record; see metrics.Staleness).
-	done      [][]int64
-	expected  int64
+	// observation (expect.go)
+	effectsOf func(part int32, off int64) int32
+	expected  int64 // -1 until known
 	final     map[uint64]int64
+	obsWant   map[uint64]check.Expect
 	delivery  *check.Delivery
+	// stale derives output staleness from the records' done times as they
+	// leave the delivery checker's window.
+	stale     *metrics.StalenessTracker
 	series    *metrics.Series
 	latency   metrics.Histogram
 	visible   map[uint64]int64 // the output store's settled state
@@ -312,21 +314,11 @@ func (r *runner) appendedAll() []int64 {
 }
 
 func (r *runner) run() *Outcome {
-	// The log is fully determined up front, so the oracle runs first: the
-	// delivery checker then knows every record's expected effects.
+	// The delivery checker learns each record's expected effects from the
+	// workload (computed per record, or from one oracle pass up front).
 	r.setPhase(PhaseOracle)
-	r.effects, r.expected, r.final = workloads.Expected(r.w, r.appendedAll())
-	r.delivery = check.NewDelivery(func(p int32, off int64) int32 {
-		if int(p) >= len(r.effects) || off < 0 || off >= int64(len(r.effects[p])) {
-			return 0
-		}
-		return int32(r.effects[p][off])
-	}, r.cfg.Parallelism)
+	r.prepareExpected()
 	r.series = metrics.NewSeries(r.cfg.Bucket)
-	r.done = make([][]int64, r.cfg.Parallelism)
-	for p := range r.done {
-		r.done[p] = make([]int64, r.log.Total())
-	}
 	simStart := time.Now()
 	r.setPhase(PhaseSimulating)
 	r.simulate(r.cfg.Duration + r.drainMax)
@@ -349,18 +341,14 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	if r.cfg.OnCommit != nil { // a recording hook (Config.OnCommit)
 		r.cfg.OnCommit(at, c)
 	}
-	status := r.delivery.Record(c.ID)
+	// A first commit raises its record's done time (duplicates must not
+	// make a record look late); commits reach the harness out of time
+	// order by up to a CPU slice, so the checker keeps the latest.
+	status := r.delivery.RecordAt(c.ID, int64(at))
 	first := status == check.CommitFirst
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	if r.commitHook != nil {
 		r.commitHook(at, c, first)
-	}
-	if first {
-		// A first commit of a valid effect (so its offset is appended):
-		// duplicates must not make a record look late. Commits reach the
-		// harness out of time order by up to a CPU slice, hence max.
-		d := &r.done[c.ID.Part][c.ID.Off]
-		*d = max(*d, int64(at))
 	}
 	r.bursts.Commit(at)
 	lat := at - c.Born
@@ -388,7 +376,7 @@ func (r *runner) Sample(at engine.Time) {
 		}
 		return
 	}
-	if at >= r.cfg.Duration && r.delivery.Complete(r.expected) {
+	if at >= r.cfg.Duration && r.delivery.Complete(r.expectedTotal()) {
 		// Keep running for the settle window (drain.go): a recovery that
 		// ends with the drain is still seen to hold, and a late duplicate
 		// is still counted.
@@ -431,6 +419,7 @@ func (r *runner) finish() *Outcome {
 	res.Drained = r.drained
 	res.AppendedRecords = r.log.Total() * int64(r.cfg.Parallelism)
 
+	r.oraclePass()
 	del := r.delivery.Finish(r.appendedAll())
 	r.judgeDrain(res, &del)
 	res.Duplicates, res.Lost, res.Unexpected = del.Duplicates, del.Lost, del.Unexpected
@@ -448,10 +437,7 @@ func (r *runner) finish() *Outcome {
 		P50: ms(r.latency.Quantile(0.50)), P99: ms(r.latency.Quantile(0.99)),
 		P999: ms(r.latency.Quantile(0.999)), Max: ms(r.latency.Max()),
 	}
-	// Staleness needs every record's last first commit, so it is computed
-	// now; the per-record times are not needed after it.
-	r.series.SetStaleness(metrics.Staleness(r.done, r.log.BornAt, r.cfg.Bucket, r.series.Len()))
-	r.done = nil
+	r.series.SetStaleness(r.staleness())
 	rows := r.series.Rows()
 	steadyEnd := r.cfg.Duration
 	firstFault := engine.Time(math.MaxInt64)

@@ -221,8 +221,8 @@ func (r *runner) observe(res *Result) map[string][]byte {
 	name := check.ModelName(r.claim)
 	obs := &Observation{ReadRatePerS: DefaultReadRate, RequiredModel: name, Models: map[string]*ModelResult{}}
 	res.Observer = obs
-	want, ok := expectations(r.w, r.effects)
-	if !ok {
+	want := r.obsWant
+	if want == nil {
 		obs.Result = ObsNotApplicable
 		return nil
 	}
@@ -320,32 +320,19 @@ func (r *runner) annotations() []check.Annotation {
 	return notes
 }
 
-// expectations runs the workload's plan once more, sequentially like the
-// oracle, over every appended record (effects[p] has one entry per record
-// of partition p), and returns each key's expected set of effects and final
-// value. ok is false for a plan without a sink.
-func expectations(w workloads.Workload, effects [][]uint8) (map[uint64]check.Expect, bool) {
-	plan := w.Plan()
-	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
-		return nil, false
-	}
-	o := workloads.NewOracle(w)
-	want := map[uint64]check.Expect{}
-	o.OnEffect = func(m engine.Msg, prev int64) {
+// expectations accumulates into want, per key, the expected set of effects
+// and final value, from the oracle's sink effects (an Oracle.OnEffect).
+func expectations(want map[uint64]check.Expect) func(m engine.Msg, prev int64) {
+	return func(m engine.Msg, prev int64) {
 		x := want[m.Key]
 		x.Add(m.ID, m.Val-prev)
 		want[m.Key] = x
 	}
-	var maxN int64
-	for _, recs := range effects {
-		maxN = max(maxN, int64(len(recs)))
-	}
-	for off := int64(0); off < maxN; off++ {
-		for p := range effects {
-			if off < int64(len(effects[p])) {
-				o.Feed(int32(p), off)
-			}
-		}
-	}
-	return want, true
+}
+
+// hasSink reports whether w's plan ends in a sink (the observer is not
+// applicable without one).
+func hasSink(w workloads.Workload) bool {
+	plan := w.Plan()
+	return len(plan.Stages) > 0 && plan.Stages[len(plan.Stages)-1].Sink
 }

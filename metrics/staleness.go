@@ -22,55 +22,97 @@ import "ftbench/engine"
 // O(records + buckets), near enough: the finds cost an inverse Ackermann
 // factor. The result has one entry per bucket (0: nothing pending).
 func Staleness(done [][]int64, bornAt func(off int64) engine.Time, bucket engine.Time, buckets int) []engine.Time {
-	stale := make([]engine.Time, buckets)
-	if buckets == 0 || bucket <= 0 {
-		return stale
-	}
-	// next[k] leads to the first unassigned instant >= k; buckets is the
-	// sentinel "none left".
-	next := make([]int32, buckets+1)
-	for k := range next {
-		next[k] = int32(k)
-	}
-	find := func(k int) int {
-		root := k
-		for int(next[root]) != root {
-			root = int(next[root])
-		}
-		for int(next[k]) != root { // path compression
-			k, next[k] = int(next[k]), int32(root)
-		}
-		return root
-	}
+	t := NewStalenessTracker(bucket)
 	var longest int64
 	for _, d := range done {
 		longest = max(longest, int64(len(d)))
 	}
-	left := buckets
-	for off := int64(0); off < longest && left > 0; off++ {
+	for off := int64(0); off < longest; off++ {
 		born := bornAt(off)
-		// Smallest k with t_k >= born.
-		lo := int((born+bucket-1)/bucket) - 1
-		lo = max(lo, 0)
-		if lo >= buckets {
-			break // every later record is born after the last instant
-		}
 		for p := range done {
-			if off >= int64(len(done[p])) {
-				continue
-			}
-			d := engine.Time(done[p][off])
-			if d <= born {
-				continue // never committed (0), or at its birth: never pending
-			}
-			// Largest k with t_k < d.
-			hi := min(int((d+bucket-1)/bucket)-2, buckets-1)
-			for k := find(lo); k <= hi; k = find(k) {
-				stale[k] = engine.Time(k+1)*bucket - born
-				next[k] = int32(k + 1)
-				left--
+			if off < int64(len(done[p])) {
+				t.Record(born, engine.Time(done[p][off]))
 			}
 		}
 	}
+	return t.Result(buckets)
+}
+
+// StalenessTracker computes Staleness one record at a time, so that the
+// harness need not keep a done time per record of the log: Record takes
+// records oldest first (the union-find pass), Late takes, after them and
+// in any order, the few records whose done time was only known later (a
+// record's staleness contribution is a maximum, so order does not change
+// the result; Late costs one step per bucket the record was pending).
+type StalenessTracker struct {
+	bucket engine.Time
+	stale  []engine.Time
+	// next[k] leads to the first unassigned instant >= k (union-find).
+	next []int32
+}
+
+// NewStalenessTracker returns a tracker for sampling buckets of bucket.
+func NewStalenessTracker(bucket engine.Time) *StalenessTracker {
+	return &StalenessTracker{bucket: bucket}
+}
+
+// span is the record's pending instants [lo, hi] (empty if lo > hi).
+func (t *StalenessTracker) span(born, done engine.Time) (lo, hi int, ok bool) {
+	if t.bucket <= 0 || done <= born {
+		return 0, 0, false // never committed (0), or at its birth: never pending
+	}
+	// Smallest k with t_k >= born; largest k with t_k < done.
+	lo = max(int((born+t.bucket-1)/t.bucket)-1, 0)
+	hi = int((done+t.bucket-1)/t.bucket) - 2
+	t.grow(max(lo, hi) + 1)
+	return lo, hi, true
+}
+
+func (t *StalenessTracker) grow(n int) {
+	for len(t.next) <= n {
+		t.next = append(t.next, int32(len(t.next)))
+		t.stale = append(t.stale, 0)
+	}
+}
+
+func (t *StalenessTracker) find(k int) int {
+	root := k
+	for int(t.next[root]) != root {
+		root = int(t.next[root])
+	}
+	for int(t.next[k]) != root { // path compression
+		k, t.next[k] = int(t.next[k]), int32(root)
+	}
+	return root
+}
+
+// Record adds a record appended at born whose effects were done at done
+// (0: none committed). Records must come in order of born.
+func (t *StalenessTracker) Record(born, done engine.Time) {
+	lo, hi, ok := t.span(born, done)
+	if !ok {
+		return
+	}
+	for k := t.find(lo); k <= hi; k = t.find(k) {
+		t.stale[k] = engine.Time(k+1)*t.bucket - born
+		t.next[k] = int32(k + 1)
+	}
+}
+
+// Late adds a record after every Record, in any order.
+func (t *StalenessTracker) Late(born, done engine.Time) {
+	lo, hi, ok := t.span(born, done)
+	if !ok {
+		return
+	}
+	for k := lo; k <= hi; k++ {
+		t.stale[k] = max(t.stale[k], engine.Time(k+1)*t.bucket-born)
+	}
+}
+
+// Result is the staleness of buckets buckets.
+func (t *StalenessTracker) Result(buckets int) []engine.Time {
+	stale := make([]engine.Time, buckets)
+	copy(stale, t.stale)
 	return stale
 }

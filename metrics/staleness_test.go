@@ -67,6 +67,30 @@ func TestStalenessMatchesDefinition(t *testing.T) {
 		}
 		buckets := 1 + rng.IntN(40)
 		got := Staleness(done, born, bucket, buckets)
+		// The tracker with some records left for Late (the harness's
+		// exceptions) gives the same result.
+		tr := NewStalenessTracker(bucket)
+		var late [][2]engine.Time
+		for off := 0; off < 60; off++ {
+			for p := range done {
+				if off >= len(done[p]) {
+					continue
+				}
+				b, c := born(int64(off)), engine.Time(done[p][off])
+				if rng.IntN(4) == 0 {
+					late = append(late, [2]engine.Time{b, c})
+					continue
+				}
+				tr.Record(b, c)
+			}
+		}
+		rng.Shuffle(len(late), func(i, j int) { late[i], late[j] = late[j], late[i] })
+		for _, l := range late {
+			tr.Late(l[0], l[1])
+		}
+		if split := tr.Result(buckets); !slices.Equal(split, got) {
+			t.Fatalf("trial %d: with late records %v, in order %v", trial, split, got)
+		}
 		for k := 0; k < buckets; k++ {
 			at := engine.Time(k+1) * bucket
 			var want engine.Time

@@ -9,7 +9,12 @@ type Oracle struct {
 	w      Workload
 	plan   *Plan
 	states []map[uint64]int64
-	final  map[uint64]int64
+	// cells[i] holds stage i's key state while its Update runs: a local
+	// would escape to the heap (Update is a function value), one allocation
+	// per record. One cell per stage, since Update's emit runs the stages
+	// after it before it returns.
+	cells []int64
+	final map[uint64]int64
 	// scratch for counting effects of one record
 	effects int32
 	emits   []func(engine.Msg)
@@ -22,6 +27,7 @@ type Oracle struct {
 func NewOracle(w Workload) *Oracle {
 	o := &Oracle{w: w, plan: w.Plan(), final: map[uint64]int64{}}
 	o.states = make([]map[uint64]int64, len(o.plan.Stages))
+	o.cells = make([]int64, len(o.plan.Stages))
 	for i := range o.states {
 		o.states[i] = map[uint64]int64{}
 	}
@@ -44,9 +50,10 @@ func (o *Oracle) run(i int, m engine.Msg) {
 		}
 		o.final[m.Key] = m.Val
 	case st.Update != nil:
-		s := o.states[i][m.Key]
-		st.Update(&s, m, o.emits[i])
-		o.states[i][m.Key] = s
+		c := &o.cells[i]
+		*c = o.states[i][m.Key]
+		st.Update(c, m, o.emits[i])
+		o.states[i][m.Key] = *c
 	default:
 		st.Fn(m, o.emits[i])
 	}

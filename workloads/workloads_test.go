@@ -184,3 +184,59 @@ func TestCapacityBoundSharesCores(t *testing.T) {
 		t.Error("the default rate is not half the capacity bound")
 	}
 }
+
+// Every workload that counts its effects without the oracle agrees with
+// the oracle on every record, fed in the harness's order.
+func TestEffectCounterMatchesOracle(t *testing.T) {
+	for _, name := range Names() {
+		w, err := New(name, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := w.(EffectCounter)
+		if !ok {
+			continue
+		}
+		o := NewOracle(w)
+		for off := int64(0); off < 3000; off++ {
+			for p := int32(0); p < 3; p++ {
+				if got, want := c.Effects(p, off), o.Feed(p, off); got != want {
+					t.Fatalf("%s: Effects(%d, %d) = %d, oracle %d", name, p, off, got, want)
+				}
+			}
+		}
+	}
+}
+
+// The oracle's keyed update allocates nothing per record once the keys are
+// in its state.
+func TestOracleFeedDoesNotAllocate(t *testing.T) {
+	w, err := New("wordcount", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewOracle(w)
+	for off := int64(0); off < 20000; off++ {
+		o.Feed(0, off)
+	}
+	off := int64(0)
+	if a := testing.AllocsPerRun(1000, func() { o.Feed(0, off%20000); off++ }); a != 0 {
+		t.Errorf("Feed allocates %v times per record", a)
+	}
+}
+
+// BenchmarkOracleFeed is the oracle's per-record cost (wordcount; run with
+// -benchmem: 0 allocs/op).
+func BenchmarkOracleFeed(b *testing.B) {
+	w, err := New("wordcount", 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := NewOracle(w)
+	b.ReportAllocs()
+	off := int64(0)
+	for b.Loop() {
+		o.Feed(int32(off&3), off>>2)
+		off++
+	}
+}

@@ -325,7 +325,8 @@ func (s *Sim) putBuf(b []item) {
 	s.bufPool = append(s.bufPool, b[:0])
 }
 
-// ring is a growable FIFO of items.
+// ring is a growable FIFO of items. Its length is a power of two, so that
+// positions wrap with a mask instead of a division.
 type ring struct {
 	buf      []item
 	first, n int
@@ -335,11 +336,11 @@ func (r *ring) push(it item) {
 	if r.n == len(r.buf) {
 		nb := make([]item, max(16, 2*len(r.buf)))
 		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.first+i)%len(r.buf)]
+			nb[i] = *r.at(i)
 		}
 		r.buf, r.first = nb, 0
 	}
-	r.buf[(r.first+r.n)%len(r.buf)] = it
+	r.buf[(r.first+r.n)&(len(r.buf)-1)] = it
 	r.n++
 }
 
@@ -356,7 +357,7 @@ func (r *ring) pop() item {
 
 func (r *ring) head() *item { return &r.buf[r.first] }
 
-func (r *ring) at(i int) *item { return &r.buf[(r.first+i)%len(r.buf)] }
+func (r *ring) at(i int) *item { return &r.buf[(r.first+i)&(len(r.buf)-1)] }
 
 func (r *ring) clear() {
 	for i := 0; i < r.n; i++ {

@@ -138,6 +138,10 @@ type Operator struct {
 	// replaced (incremental checkpoints: a RocksDB memtable's keys).
 	Changed map[uint64]struct{}
 	emit    func(engine.Msg)
+	// cell holds the key's state while Update runs: a local would escape
+	// to the heap (Update is a function value), one allocation per record.
+	// A plan is acyclic, so Update never re-enters its own operator.
+	cell int64
 }
 
 // NewOperator makes an operator that hands every output to emit.
@@ -153,9 +157,9 @@ func NewOperator(st *workloads.Stage, emit func(engine.Msg)) *Operator {
 func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
 	ctx.Work(o.Stage.Cost(ctx.Cost(), m))
 	if o.State != nil {
-		s := o.State[m.Key]
-		o.Stage.Update(&s, m, o.emit)
-		o.State[m.Key] = s
+		o.cell = o.State[m.Key]
+		o.Stage.Update(&o.cell, m, o.emit)
+		o.State[m.Key] = o.cell
 		if o.Changed != nil {
 			o.Changed[m.Key] = struct{}{}
 		}

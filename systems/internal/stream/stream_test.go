@@ -13,7 +13,7 @@ func (nop) Init(engine.Ctx)                              {}
 func (nop) Handle(engine.Ctx, engine.ProcID, engine.Msg) {}
 func (nop) Timer(engine.Ctx, int64)                      {}
 
-func graph(t *testing.T, par, workers int) (*Graph, *engine.Deployment) {
+func graph(t testing.TB, par, workers int) (*Graph, *engine.Deployment) {
 	t.Helper()
 	w, err := workloads.New("wordcount", 1, nil)
 	if err != nil {
@@ -106,3 +106,36 @@ type countingCtx struct {
 
 func (c *countingCtx) Work(d engine.Time)      { c.work += d }
 func (c *countingCtx) Cost() *engine.CostModel { return &c.cost }
+
+// A keyed update allocates nothing once its key is in the state (issue 13:
+// a state cell escaping to the heap cost one allocation per record).
+func TestOperatorProcessDoesNotAllocate(t *testing.T) {
+	g, _ := graph(t, 1, 1)
+	n := 0
+	op := NewOperator(&g.Plan.Stages[1], func(engine.Msg) { n++ })
+	ctx := &countingCtx{cost: engine.DefaultCost()}
+	for k := uint64(0); k < 64; k++ {
+		op.Process(ctx, engine.Msg{Key: k, Val: 1})
+	}
+	k := uint64(0)
+	if a := testing.AllocsPerRun(1000, func() {
+		op.Process(ctx, engine.Msg{Key: k % 64, Val: 1})
+		k++
+	}); a != 0 {
+		t.Errorf("Process allocates %v times per record", a)
+	}
+}
+
+// BenchmarkOperatorProcess is the keyed update's hot path (run with
+// -benchmem: 0 allocs/op).
+func BenchmarkOperatorProcess(b *testing.B) {
+	g, _ := graph(b, 1, 1)
+	op := NewOperator(&g.Plan.Stages[1], func(engine.Msg) {})
+	ctx := &countingCtx{cost: engine.DefaultCost()}
+	b.ReportAllocs()
+	k := uint64(0)
+	for b.Loop() {
+		op.Process(ctx, engine.Msg{Key: k & 1023, Val: 1})
+		k++
+	}
+}
