@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ftbench/engine"
+	"ftbench/engine/live"
 )
 
 // Config is one run's full configuration. Together with the seed it
@@ -44,6 +45,16 @@ type Config struct {
 	// is for tools that record histories (the checker mutants' corpus,
 	// check/testdata/corpus); never part of a configuration's identity.
 	OnCommit func(at engine.Time, c engine.Commit) `json:"-"`
+	// Runtime is "sim" (the default: deterministic, virtual time) or
+	// "live" (engine/live: goroutines, wall-clock time, real disk; not
+	// reproducible byte for byte).
+	Runtime string
+	// Work is the live runtime's Work mode: "model" (default: calibrated
+	// computation) or "none" (the bare implementation).
+	Work string
+	// StoreDir is where a live run's durable store writes its files (""
+	// a temporary folder removed after the run).
+	StoreDir string `json:"-"`
 }
 
 // Defaults used when a Config leaves a field zero.
@@ -95,6 +106,13 @@ func (c *Config) validate() error {
 		return inputErr("--drain must not be negative")
 	case c.Bucket < 0:
 		return inputErr("--bucket must be positive")
+	case c.Runtime != "" && c.Runtime != RuntimeSim && c.Runtime != RuntimeLive:
+		return inputErr("--runtime %q: want sim or live", c.Runtime)
+	case c.Work != "" && c.runtime() != RuntimeLive:
+		return inputErr("--work applies to --runtime live only")
+	}
+	if _, err := live.ParseWorkMode(c.Work); err != nil {
+		return &InputError{err}
 	}
 	return nil
 }
@@ -140,6 +158,12 @@ func (c *Config) ReplayCommand() string {
 	}
 	if c.Observe {
 		args = append(args, "--observe")
+	}
+	if c.runtime() == RuntimeLive {
+		args = append(args, "--runtime", RuntimeLive)
+		if c.Work != "" {
+			args = append(args, "--work", c.Work)
+		}
 	}
 	return strings.Join(args, " ")
 }

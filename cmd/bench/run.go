@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +34,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
 		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see `bench list --costs`)"},
+		&cli.StringFlag{Name: "runtime", Value: harness.RuntimeSim, Usage: "sim (deterministic simulator) or live (goroutines, wall clock, real disk; not byte-reproducible)"},
+		&cli.StringFlag{Name: "work", Usage: "live runtime only: how Work is paid: model (calibrated computation, default) or none (the bare implementation)"},
 	}
 	for _, f := range systems.AllFlags() {
 		flags = append(flags, &cli.StringFlag{Name: f.Name, Value: f.Default, Usage: f.Usage + " (system option)"})
@@ -70,6 +74,11 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg.CostOverride = c.StringSlice("cost")
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
+	cfg.Runtime = c.String("runtime")
+	if cfg.Runtime == harness.RuntimeSim {
+		cfg.Runtime = "" // the default: replay lines and run ids stay as they were
+	}
+	cfg.Work = c.String("work")
 	if c.IsSet("cores") {
 		cfg.Cores = c.Int("cores")
 		if cfg.Cores < 1 {
@@ -148,6 +157,15 @@ func runCommand() *cli.Command {
 			}
 			cfg.Observe = c.Bool("observe")
 			started := time.Now()
+			runID := harness.NewRunID(cfg, started)
+			var storeTmp string
+			if cfg.Runtime == harness.RuntimeLive {
+				// The live store's files are written next to the run
+				// folder, which Write creates at the end, and moved into it.
+				storeTmp = filepath.Join(c.String("out"), ".live-"+runID)
+				cfg.StoreDir = filepath.Join(storeTmp, "store")
+				defer os.RemoveAll(storeTmp)
+			}
 			out, err := harness.Execute(cfg)
 			if err != nil {
 				if harness.IsInputError(err) {
@@ -155,9 +173,14 @@ func runCommand() *cli.Command {
 				}
 				return &exitError{code: harness.ExitInternal, msg: err.Error()}
 			}
-			dir, err := harness.Write(c.String("out"), harness.NewRunID(cfg, started), out)
+			dir, err := harness.Write(c.String("out"), runID, out)
 			if err != nil {
 				return &exitError{code: harness.ExitInternal, msg: "writing results: " + err.Error()}
+			}
+			if storeTmp != "" {
+				if err := os.Rename(cfg.StoreDir, filepath.Join(dir, "store")); err != nil && !os.IsNotExist(err) {
+					return &exitError{code: harness.ExitInternal, msg: "moving the live store: " + err.Error()}
+				}
 			}
 			printSummary(c.App.Writer, out.Result, dir)
 			if out.Result.ExitCode != 0 {
@@ -171,6 +194,9 @@ func runCommand() *cli.Command {
 func printSummary(w io.Writer, r *harness.Result, dir string) {
 	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers x %d cores\n",
 		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers, r.Config.Cores)
+	if r.Runtime == harness.RuntimeLive {
+		fmt.Fprintf(w, "runtime:     live (goroutines, wall-clock time, real disk; work %s): NOT byte-reproducible, the seed and fault schedule are recorded but timing decides the interleaving\n", r.Work)
+	}
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 	}
@@ -211,7 +237,11 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 	if r.ExitCode != 0 {
 		fmt.Fprintf(w, "replay:      %s\n", r.Replay)
 	}
-	fmt.Fprintf(w, "results:     %s (simulated %.1fs, %d events, %.2fs wall)\n", dir, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
+	clock := "simulated"
+	if r.Runtime == harness.RuntimeLive {
+		clock = "ran"
+	}
+	fmt.Fprintf(w, "results:     %s (%s %.1fs, %d events, %.2fs wall)\n", dir, clock, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
 }
 
 // overloadWarning is the one line bench run prints for an overloaded run

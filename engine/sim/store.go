@@ -33,7 +33,7 @@ func (s *Sim) storeDone(e *event) {
 		return // the writer died before the write became durable
 	}
 	s.store[w.key] = stored{val: w.val, size: w.size}
-	p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: engine.Msg{Kind: engine.KindStoreDone, Ctrl: true, Val: w.token, Body: w.key}})
+	p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: engine.StoreDoneMsg(w.key, w.token)})
 	p.wake(e.at)
 }
 
