@@ -48,10 +48,12 @@ type Config struct {
 	// Runtime is "sim" (the default: deterministic, virtual time) or
 	// "live" (engine/live: goroutines, wall-clock time, real disk; not
 	// reproducible byte for byte).
-	Runtime string
+	// (omitted from a config's JSON when empty, so sweep manifests and
+	// run keys of simulator runs are unchanged.)
+	Runtime string `json:",omitempty"`
 	// Work is the live runtime's Work mode: "model" (default: calibrated
 	// computation) or "none" (the bare implementation).
-	Work string
+	Work string `json:",omitempty"`
 	// StoreDir is where a live run's durable store writes its files (""
 	// a temporary folder removed after the run).
 	StoreDir string `json:"-"`

@@ -155,6 +155,11 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	}
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
 	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
+	if cfg.Runtime == harness.RuntimeLive {
+		// The live runtime has no simulated links (no throttle or
+		// reorder), and with --work none no Work for slow to multiply.
+		g.reorder, g.noLinks, g.noSlow = false, true, cfg.Work == "none"
+	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
 	return cfg, nil
 }
@@ -176,6 +181,8 @@ type drawer struct {
 	interval engine.Time
 	crashes  []engine.Time
 	planOps  []string
+	// noLinks and noSlow leave out fault kinds the runtime cannot apply.
+	noLinks, noSlow bool
 }
 
 // uniform returns a time in [lo, hi), rounded to the millisecond so that
@@ -219,10 +226,10 @@ func (g *drawer) fault() (faults.Spec, bool) {
 	if g.mayCrash {
 		w[0] = 5
 	}
-	if len(ops) > 0 {
+	if len(ops) > 0 && !g.noSlow {
 		w[1] = 2
 	}
-	if len(edges) > 0 {
+	if len(edges) > 0 && !g.noLinks {
 		w[2] = 2
 	}
 	if g.reorder {

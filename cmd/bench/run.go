@@ -64,6 +64,27 @@ func parseDuration(flag, s string) (engine.Time, error) {
 	return engine.Time(d), nil
 }
 
+// runtimeFlags reads --runtime and --work. The simulator is the empty
+// default, so replay lines, run keys and manifests of simulator runs are
+// unchanged.
+func runtimeFlags(c *cli.Context) (runtime, work string, err error) {
+	runtime, work = c.String("runtime"), c.String("work")
+	switch runtime {
+	case harness.RuntimeSim:
+		runtime = ""
+	case harness.RuntimeLive:
+	default:
+		return "", "", usageErr("--runtime %q: want sim or live", runtime)
+	}
+	if work != "" && runtime == "" {
+		return "", "", usageErr("--work applies to --runtime live only")
+	}
+	if work != "" && work != "model" && work != "none" {
+		return "", "", usageErr("--work %q: want model or none", work)
+	}
+	return runtime, work, nil
+}
+
 // configFrom reads a harness.Config from the run flags.
 func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg := harness.DefaultConfig()
@@ -74,18 +95,16 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg.CostOverride = c.StringSlice("cost")
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
-	cfg.Runtime = c.String("runtime")
-	if cfg.Runtime == harness.RuntimeSim {
-		cfg.Runtime = "" // the default: replay lines and run ids stay as they were
+	var err error
+	if cfg.Runtime, cfg.Work, err = runtimeFlags(c); err != nil {
+		return cfg, err
 	}
-	cfg.Work = c.String("work")
 	if c.IsSet("cores") {
 		cfg.Cores = c.Int("cores")
 		if cfg.Cores < 1 {
 			return cfg, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
 		}
 	}
-	var err error
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
 		return cfg, err
 	}

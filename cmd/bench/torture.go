@@ -69,6 +69,9 @@ func tortureCommand() *cli.Command {
 				}
 			}
 			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
+			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("jobs") {
+				opts.Jobs = 1 // live runs compete for the machine's real cores
+			}
 			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
