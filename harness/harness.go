@@ -586,8 +586,10 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 		}
 	}
 	worker := int64(-1)
+	// The first worker crash at or after the fault's time: the simulator
+	// records it at s.At exactly, the live runtime a moment later.
 	for _, e := range r.events {
-		if e.Kind == "worker_crash" && e.Time == s.At {
+		if e.Kind == "worker_crash" && e.Time >= s.At && e.Time < until {
 			worker = e.ID
 			break
 		}
