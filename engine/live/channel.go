@@ -74,6 +74,7 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 	ch.nextSeq++
 	if overtaking {
 		q.urgent = append(q.urgent, urgentItem{from: p.id, ch: ch, seq: it.seq, m: m})
+		q.syncPrio()
 		q.signal()
 		return
 	}
@@ -165,6 +166,7 @@ func (ch *channel) reset() {
 	}
 	clear(ch.to.urgent[len(urgent):])
 	ch.to.urgent = urgent
+	ch.to.syncPrio()
 	ch.out, ch.outBytes, ch.flushArmed = nil, 0, false
 	ch.inq, ch.head = nil, 0
 	ch.used = 0

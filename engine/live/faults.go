@@ -134,6 +134,7 @@ func (rt *Runtime) notify(m engine.Msg) {
 	p.mu.Lock()
 	if p.up {
 		p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: m})
+		p.syncPrio()
 		p.signal()
 	}
 	p.mu.Unlock()

@@ -23,7 +23,10 @@ type proc struct {
 	inc  atomic.Uint32
 	cur  atomic.Pointer[incarnation] // nil while down
 	full atomic.Int32                // data output channels at capacity: >0 means backpressured
-	slow []slowRule                  // set before Run
+	// prio mirrors len(urgent)+len(timers) for the goroutine's batch loop,
+	// which must yield to them without taking the mutex (syncPrio).
+	prio atomic.Int32
+	slow []slowRule // set before Run
 
 	mu       sync.Mutex
 	up       bool
@@ -66,7 +69,19 @@ type incarnation struct {
 	// commits and deletes wait for the end of the step (publish).
 	commits []timedCommit
 	deletes []string
+
+	// batch holds data messages taken from batchCh in one go, handled one
+	// by one while nothing else may go first (runBatch); paused is set
+	// when the process pauses or resumes a channel meanwhile.
+	batch      []item
+	batchPos   int
+	batchCh    *channel
+	batchEpoch uint32
+	paused     bool
 }
+
+// maxBatch is the most data messages taken from a channel under one lock.
+const maxBatch = 64
 
 type timedCommit struct {
 	at engine.Time
@@ -97,6 +112,9 @@ func (p *proc) signal() {
 	}
 }
 
+// syncPrio publishes how many urgent messages and fired timers wait (p.mu held).
+func (p *proc) syncPrio() { p.prio.Store(int32(len(p.urgent) + len(p.timers))) }
+
 func (c *incarnation) alive() bool { return c.p.inc.Load() == c.inc }
 
 func (c *incarnation) init() {
@@ -122,6 +140,11 @@ func (c *incarnation) loop(init bool) {
 			return
 		default:
 		}
+		if c.batchPos < len(c.batch) {
+			c.runBatch()
+			continue
+		}
+		c.batch, c.batchPos = c.batch[:0], 0
 		var (
 			kind int
 			from engine.ProcID
@@ -143,10 +166,7 @@ func (c *incarnation) loop(init bool) {
 				return
 			}
 		case stepMsg:
-			c.proc.Handle(c, from, m)
-			c.overtaken = nil
-			c.publish()
-			rt.handled.Add(1)
+			c.handle(from, m)
 		case stepTimer:
 			c.firing, c.inTimer = id, true
 			c.proc.Timer(c, id)
@@ -155,6 +175,52 @@ func (c *incarnation) loop(init bool) {
 			rt.handled.Add(1)
 		}
 	}
+}
+
+func (c *incarnation) handle(from engine.ProcID, m engine.Msg) {
+	c.proc.Handle(c, from, m)
+	c.overtaken = nil
+	c.publish()
+	c.p.rt.handled.Add(1)
+}
+
+// runBatch handles the next batched message, unless something the
+// simulator would run first has come up — a runtime notice, an overtaking
+// message, a fired timer, backpressure, a Pause or Resume, a kill — in
+// which case the rest of the batch goes back to the head of its channel
+// (with its credit), and the next step is chosen under the lock again.
+func (c *incarnation) runBatch() {
+	p := c.p
+	if p.prio.Load() > 0 || p.full.Load() > 0 || c.paused || !c.alive() {
+		c.putBack()
+		return
+	}
+	it := c.batch[c.batchPos]
+	c.batch[c.batchPos] = item{}
+	c.batchPos++
+	c.handle(c.batchCh.from.id, it.m)
+}
+
+func (c *incarnation) putBack() {
+	p := c.p
+	rest := c.batch[c.batchPos:]
+	p.mu.Lock()
+	if ch := c.batchCh; c.alive() && ch.epoch == c.batchEpoch && len(rest) > 0 {
+		q := make([]item, 0, len(rest)+len(ch.inq)-ch.head)
+		q = append(q, rest...)
+		q = append(q, ch.inq[ch.head:]...)
+		ch.inq, ch.head = q, 0
+		for _, it := range rest {
+			ch.used += p.rt.cost.WireBytes(it.m.Size)
+		}
+		if !ch.full && ch.used >= ch.capacity {
+			ch.full = true
+			ch.from.full.Add(1)
+		}
+	}
+	p.mu.Unlock()
+	clear(c.batch)
+	c.batch, c.batchPos, c.batchCh, c.paused = c.batch[:0], 0, nil, false
 }
 
 const (
@@ -173,6 +239,7 @@ func (p *proc) next(c *incarnation) (kind int, from engine.ProcID, m engine.Msg,
 		copy(p.urgent, p.urgent[1:])
 		p.urgent[len(p.urgent)-1] = urgentItem{}
 		p.urgent = p.urgent[:len(p.urgent)-1]
+		p.syncPrio()
 		if u.ch != nil {
 			c.overtaken = u.ch.overtakenBy(u.seq, nil)
 		}
@@ -182,6 +249,7 @@ func (p *proc) next(c *incarnation) (kind int, from engine.ProcID, m engine.Msg,
 	if !blocked && len(p.timers) > 0 {
 		id := p.timers[0]
 		p.timers = p.timers[1:]
+		p.syncPrio()
 		return stepTimer, 0, engine.Msg{}, id
 	}
 	n := len(p.inputs)
@@ -189,7 +257,18 @@ func (p *proc) next(c *incarnation) (kind int, from engine.ProcID, m engine.Msg,
 		j := (p.rr + i) % n
 		if ch := p.inputs[j]; ch.deliverable(blocked) {
 			p.rr = (j + 1) % n
-			return stepMsg, ch.from.id, ch.take(), 0
+			m := ch.take()
+			if !m.Ctrl && !blocked && len(p.timers) == 0 {
+				// Take the data behind it too (runBatch), so that a busy
+				// channel costs one lock per batch rather than per message.
+				c.batchCh, c.batchEpoch, c.paused = ch, ch.epoch, false
+				for len(c.batch) < maxBatch-1 && ch.head < len(ch.inq) && !ch.inq[ch.head].m.Ctrl {
+					it := ch.inq[ch.head] // with its seq, for putBack
+					ch.take()
+					c.batch = append(c.batch, it)
+				}
+			}
+			return stepMsg, ch.from.id, m, 0
 		}
 	}
 	return stepNone, 0, engine.Msg{}, 0
@@ -210,6 +289,7 @@ func (rt *Runtime) kill(p *proc) bool {
 	}
 	p.urgent = nil
 	p.timers = nil
+	p.syncPrio()
 	p.stopTimers()
 	p.rr = 0
 	for _, ch := range p.inputs {
@@ -282,6 +362,14 @@ func (c *incarnation) After(d engine.Time, id int64) {
 	if !c.alive() {
 		return
 	}
+	if d == 0 {
+		// Due now: fired at once, without a Go timer (a source re-arms
+		// its poll this way after every batch it reads).
+		p.timers = append(p.timers, id)
+		p.syncPrio()
+		p.signal()
+		return
+	}
 	seq := p.timerSeq
 	p.timerSeq++
 	a := &armed{due: p.rt.Now() + d, periodic: periodic}
@@ -291,6 +379,7 @@ func (c *incarnation) After(d engine.Time, id int64) {
 		if _, ok := p.pending[seq]; ok && c.alive() {
 			delete(p.pending, seq)
 			p.timers = append(p.timers, id)
+			p.syncPrio()
 			p.signal()
 		}
 		p.mu.Unlock()
@@ -375,6 +464,7 @@ func (c *incarnation) setPaused(from engine.ProcID, paused bool) {
 	}
 	ch := p.channelFrom(s)
 	ch.paused = paused
+	c.paused = true // a batch of ours must not run past a Pause
 }
 
 // Restart kills p's current incarnation and re-deploys it after the cost

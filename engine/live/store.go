@@ -103,6 +103,7 @@ func (st *store) writer(q chan putJob) {
 				st.vals[j.key] = stored{val: j.val, size: j.size}
 				st.mu.Unlock()
 				p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: engine.StoreDoneMsg(j.key, j.token)})
+				p.syncPrio()
 				p.signal()
 			}
 			p.mu.Unlock()
