@@ -199,8 +199,6 @@ func (rt *Runtime) Run(until engine.Time) {
 // appended while the goroutines of others are being started), then starts
 // the clock, the goroutines and the store.
 func (rt *Runtime) begin() {
-	rt.life.Lock()
-	defer rt.life.Unlock()
 	incs := make([]*incarnation, len(rt.procs))
 	for i, p := range rt.procs {
 		p.mu.Lock()
@@ -210,6 +208,10 @@ func (rt *Runtime) begin() {
 	for _, c := range incs {
 		c.init()
 	}
+	// Nothing else runs yet; life is taken only now, so that an Init may
+	// call Restart.
+	rt.life.Lock()
+	defer rt.life.Unlock()
 	rt.start = time.Now()
 	rt.started = true
 	for _, f := range rt.pending {
