@@ -118,7 +118,26 @@ func (p *proc) syncPrio() { p.prio.Store(int32(len(p.urgent) + len(p.timers))) }
 func (c *incarnation) alive() bool { return c.p.inc.Load() == c.inc }
 
 func (c *incarnation) init() {
-	c.proc.Init(c)
+	c.step(func() { c.proc.Init(c) })
+}
+
+// step runs one step of the process. The processes of the client node are
+// the harness's own (its readers of the sink) and share its state, which
+// the simulator's single thread protected: their steps run under the
+// observer lock, as the harness's callbacks do. (They only read the clock
+// and set timers, so holding it there orders no other lock after it but
+// their own slot's.)
+func (c *incarnation) step(f func()) {
+	if c.p.spec.Worker == engine.ClientNode {
+		rt := c.p.rt
+		rt.obs.Lock()
+		if !rt.halted.Load() {
+			f()
+		}
+		rt.obs.Unlock()
+	} else {
+		f()
+	}
 	c.publish()
 }
 
@@ -169,18 +188,16 @@ func (c *incarnation) loop(init bool) {
 			c.handle(from, m)
 		case stepTimer:
 			c.firing, c.inTimer = id, true
-			c.proc.Timer(c, id)
+			c.step(func() { c.proc.Timer(c, id) })
 			c.inTimer = false
-			c.publish()
 			rt.handled.Add(1)
 		}
 	}
 }
 
 func (c *incarnation) handle(from engine.ProcID, m engine.Msg) {
-	c.proc.Handle(c, from, m)
+	c.step(func() { c.proc.Handle(c, from, m) })
 	c.overtaken = nil
-	c.publish()
 	c.p.rt.handled.Add(1)
 }
 
