@@ -57,6 +57,12 @@ type Config struct {
 	// StoreDir is where a live run's durable store writes its files (""
 	// a temporary folder removed after the run).
 	StoreDir string `json:"-"`
+	// NoBudget runs the configuration even if its estimated size exceeds
+	// the size budget (budget.go, --no-budget); not part of its identity.
+	NoBudget bool `json:"-"`
+	// Progress, if set, receives a report about every ProgressEvery of wall
+	// time while the run executes (progress.go); not part of its identity.
+	Progress func(Progress) `json:"-"`
 }
 
 // Defaults used when a Config leaves a field zero.
@@ -116,7 +122,7 @@ func (c *Config) validate() error {
 	if _, err := live.ParseWorkMode(c.Work); err != nil {
 		return &InputError{err}
 	}
-	return nil
+	return c.checkLimits()
 }
 
 // ReplayCommand is the exact `bench run` line that repeats this run.
@@ -166,6 +172,9 @@ func (c *Config) ReplayCommand() string {
 		if c.Work != "" {
 			args = append(args, "--work", c.Work)
 		}
+	}
+	if c.NoBudget {
+		args = append(args, "--no-budget")
 	}
 	return strings.Join(args, " ")
 }

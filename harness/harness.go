@@ -50,6 +50,10 @@ func Execute(cfg Config) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkBudget(); err != nil {
+		return nil, err
+	}
+	defer r.startProgress(start)()
 	out = r.run()
 	out.Result.Host = Host{WallTimeS: time.Since(start).Seconds(), GoVersion: runtime.Version(), ObserverWallS: r.observeWall.Seconds()}
 	return out, nil
@@ -149,7 +153,8 @@ type runner struct {
 	// the effect's first.
 	commitHook  func(at engine.Time, c engine.Commit, first bool)
 	observeWall time.Duration
-	simWall     time.Duration // the simulation's wall time (bounds the observer's check)
+	simWall     time.Duration  // the simulation's wall time (bounds the observer's check)
+	progress    *progressState // nil unless cfg.Progress is set (progress.go)
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -179,6 +184,12 @@ func prepare(cfg Config) (*runner, error) {
 		}
 		r.opts[k] = v
 	}
+	if err := r.checkOptions(); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkWorkloadOptions(); err != nil {
+		return nil, err
+	}
 	for _, o := range cfg.CostOverride {
 		if err := r.cost.Set(o); err != nil {
 			return nil, &InputError{err}
@@ -189,6 +200,9 @@ func prepare(cfg Config) (*runner, error) {
 			return nil, inputErr("--cores %d and --cost cores=%d disagree: give one", cfg.Cores, set)
 		}
 		r.cost.Cores = cfg.Cores
+	}
+	if err := checkCost(&r.cost); err != nil {
+		return nil, err
 	}
 	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
 		return nil, &InputError{err}
@@ -210,6 +224,9 @@ func prepare(cfg Config) (*runner, error) {
 		}
 	}
 	r.log = &workloads.Log{Parts: cfg.Parallelism, Rate: rate, End: cfg.Duration}
+	if err := r.checkLogSize(); err != nil {
+		return nil, err
+	}
 	r.job = systems.Job{
 		Workload: r.w, Log: r.log, Parallelism: cfg.Parallelism, Workers: cfg.Workers,
 		Variant: r.variant, Opts: r.opts, Cost: &r.cost, Seed: engine.ChildSeed(cfg.Seed, "system"),
@@ -265,6 +282,12 @@ func prepare(cfg Config) (*runner, error) {
 		r.rt.Close()
 		return nil, &InputError{err}
 	}
+	if err := r.checkFaultEdges(); err != nil {
+		return nil, err
+	}
+	if err := r.checkFaultLimits(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -279,6 +302,7 @@ func (r *runner) appendedAll() []int64 {
 func (r *runner) run() *Outcome {
 	// The log is fully determined up front, so the oracle runs first: the
 	// delivery checker then knows every record's expected effects.
+	r.setPhase(PhaseOracle)
 	r.effects, r.expected, r.final = workloads.Expected(r.w, r.appendedAll())
 	r.delivery = check.NewDelivery(func(p int32, off int64) int32 {
 		if int(p) >= len(r.effects) || off < 0 || off >= int64(len(r.effects[p])) {
@@ -292,19 +316,21 @@ func (r *runner) run() *Outcome {
 		r.done[p] = make([]int64, r.log.Total())
 	}
 	simStart := time.Now()
-	r.rt.Run(r.cfg.Duration + r.drainMax)
+	r.setPhase(PhaseSimulating)
+	r.simulate(r.cfg.Duration + r.drainMax)
 	if r.drained {
 		// A drained run stops itself after its settle window (Sample); a
 		// run drained late goes on past the drain limit for it, so late
 		// duplicates are looked for in every drained run alike. (No-op
 		// when Sample stopped the run already.)
-		r.rt.Run(r.drainedAt + r.settle)
+		r.simulate(r.drainedAt + r.settle)
 	}
 	r.rt.Close()
 	if err := r.rt.Err(); err != nil {
 		panic(err) // Execute turns it into an internal error
 	}
 	r.simWall = time.Since(simStart)
+	r.setPhase(PhaseChecking)
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }
@@ -544,6 +570,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 		if s.Kind == "crash" {
 			hasCrash = true
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
+			rec.Crashed = r.crashed(s)
 		}
 		res.Recoveries = append(res.Recoveries, rec)
 	}
@@ -570,6 +597,34 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 		w = max(w, *v)
 	}
 	return &w
+}
+
+// crashed is what crash s took down: its worker and every process placed
+// there (a crash aimed at an operator instance kills the whole worker
+// hosting it, as a machine failure does). Nil when the crash found its
+// worker already down and took nothing.
+func (r *runner) crashed(s faults.Spec) *Crashed {
+	worker := s.Worker
+	if s.Op != "" {
+		id, ok := r.dep.Lookup(fmt.Sprintf("%s/%d", s.Op, s.Index))
+		if !ok {
+			return nil
+		}
+		worker = r.dep.Procs[id].Worker
+	}
+	for _, e := range r.events {
+		if e.Kind != "worker_crash" || e.Time != s.At || int(e.ID) != worker {
+			continue
+		}
+		c := &Crashed{Worker: worker, Processes: []string{}}
+		for _, p := range r.dep.Procs {
+			if p.Worker == c.Worker {
+				c.Processes = append(c.Processes, p.Name)
+			}
+		}
+		return c
+	}
+	return nil
 }
 
 // phases is the breakdown of crash fault i's recovery from the events the

@@ -132,6 +132,17 @@ type Recovery struct {
 	LagRecoveryTimeS *float64 `json:"lag_recovery_time_s"`
 	// Phases breaks a crash's recovery down by the events recorded.
 	Phases *Phases `json:"phases,omitempty"`
+	// Crashed is what a crash took down (omitted for other faults).
+	Crashed *Crashed `json:"crashed,omitempty"`
+}
+
+// Crashed is what one crash took down: the worker and every process placed
+// on it, in deployment order. A crash aimed at an operator instance
+// (crash@8s:op=count/0) kills the whole worker hosting it, so its
+// neighbours (source/0, split/0, sink/0 ...) go down with it.
+type Crashed struct {
+	Worker    int      `json:"worker"`
+	Processes []string `json:"processes"`
 }
 
 // Phases are the steps of a crash's recovery, in seconds after the crash,

@@ -8,12 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"ftbench/systems"
 )
 
 // NewRunID names a run folder: time first so folders sort by age, then
-// what ran. It is not part of run.json's reproducible keys (only of host).
+// what ran, as TIME-SYSTEM-VARIANT-WORKLOAD-sSEED with the variant resolved
+// (barrier-aligned, never barrier-default), so that run, torture, compare
+// and sweep name the same run alike. It is not part of run.json's
+// reproducible keys (only of host).
 func NewRunID(cfg Config, now time.Time) string {
 	variant := cfg.Variant
+	if sys, err := systems.Lookup(cfg.System); err == nil {
+		if v, err := systems.ResolveVariant(sys, variant); err == nil {
+			variant = v
+		}
+	}
 	if variant == "" {
 		variant = "default"
 	}
@@ -21,12 +31,21 @@ func NewRunID(cfg Config, now time.Time) string {
 }
 
 // MarshalResult encodes run.json deterministically (sorted map keys, fixed indentation).
-func MarshalResult(res *Result) ([]byte, error) {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
+func MarshalResult(res *Result) ([]byte, error) { return MarshalIndent(res) }
+
+// MarshalIndent encodes v as indented JSON ending in a newline, like
+// json.MarshalIndent but without escaping <, > and &: results files hold
+// replay lines with fault specs (throttle@1s-2s:edge=split->count) that a
+// reader copies into a shell, so they must read as typed.
+func MarshalIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Write stores an outcome as root/<runID>/{run.json,timeseries.csv,events.jsonl}
@@ -85,6 +104,7 @@ func writeEvents(path string, out *Outcome) error {
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for _, e := range out.Events {
 		if err := enc.Encode(e); err != nil {
 			f.Close()

@@ -165,8 +165,14 @@ func (bp bandPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 		if b.Detected > 0 {
 			xd := trX(b.Detected)
 			if xd > c.Min.X && xd < c.Max.X {
+				// Under a labelled band the line stops below the band's
+				// label, which it would otherwise strike through.
+				top := c.Max.Y
+				if bp.labels {
+					top = c.Max.Y - vg.Points(14)*vg.Length(i+1) - vg.Points(3)
+				}
 				c.StrokeLine2(draw.LineStyle{Color: color.RGBA{R: 160, G: 0, B: 0, A: 255}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}},
-					xd, c.Min.Y, xd, c.Max.Y)
+					xd, c.Min.Y, xd, top)
 				if bp.labels {
 					c.FillText(sty, vg.Point{X: xd + vg.Points(2), Y: c.Max.Y - vg.Points(14)*vg.Length(i+2)}, "detected")
 				}

@@ -237,7 +237,18 @@ func seriesKeys(runs []*sweep.StoredRun) (colors, marks []int, shared bool) {
 	for i, o := range optOrder {
 		optIdx[o] = i
 	}
-	twoD := len(sysOrder) > 1 && len(optOrder) > 1 && len(optOrder) <= len(palette)
+	// The option dimension exists only where every run has the options
+	// (barrier's variants over checkpoint intervals); runs of systems
+	// without them (compare --config 'barrier --sink plain' beside
+	// stormack and none) would all share the colour of "no value".
+	everyRunHas := true
+	for _, r := range runs {
+		for _, k := range keys {
+			_, ok := r.Result.Config.SystemOpts[k]
+			everyRunHas = everyRunHas && ok
+		}
+	}
+	twoD := everyRunHas && len(sysOrder) > 1 && len(optOrder) > 1 && len(optOrder) <= len(palette)
 	for i, r := range runs {
 		if !twoD {
 			colors, marks = append(colors, i), append(marks, i)

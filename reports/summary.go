@@ -68,25 +68,33 @@ func (s *summary) markdown() []byte {
 		} else {
 			p("## %s\n\n", g.Title)
 		}
+		p("%s\n\n", rateLine(g.Runs[0].Result))
 		p("| system | seed | throughput (records/s) | latency p50 (ms) | p99 (ms) | recovery (s) | duplicates | lost | wrong keys | claimed | observed | claim |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 		for i, r := range g.Runs {
 			res := r.Result
-			rec := "—"
+			// n/a where a value does not exist: no fault to recover
+			// from, no whole commit cycle, nothing committed.
+			rec := "n/a"
 			if len(res.Faults) > 0 {
 				rec = "never"
 				if res.RecoveryTimeS != nil {
 					rec = fmt.Sprintf("%.3f", *res.RecoveryTimeS)
 				}
 			}
+			p50, p99 := "n/a", "n/a"
+			if res.CommittedEffects > 0 {
+				p50, p99 = fmt.Sprintf("%.2f", res.LatencyMS.P50), fmt.Sprintf("%.2f", res.LatencyMS.P99)
+			}
 			held := "held"
 			if !res.ClaimHeld {
 				held = "**BROKEN**"
 			}
-			p("| %s | %d | %s | %.2f | %.2f | %s | %d | %d | %d | %s | %s | %s |\n", g.Labels[i], res.Seed, harness.FormatRPS(res.ThroughputRPS, "—"),
-				res.LatencyMS.P50, res.LatencyMS.P99, rec, res.Duplicates, res.Lost, res.WrongKeys, res.ClaimedGuarantee, res.Verdict, held)
+			p("| %s | %d | %s | %s | %s | %s | %d | %d | %d | %s | %s | %s |\n", g.Labels[i], res.Seed, harness.FormatRPS(res.ThroughputRPS, "n/a"),
+				p50, p99, rec, res.Duplicates, res.Lost, res.WrongKeys, res.ClaimedGuarantee, res.Verdict, held)
 		}
 		p("\n")
+		runDetails(&b, g)
 		for _, r := range g.Runs {
 			for _, prob := range r.Result.Problems {
 				p("- %s/%s: %s — replay: `%s`\n", r.Result.System, r.Result.Variant, prob, r.Result.Replay)
@@ -151,6 +159,57 @@ func (s *summary) markdown() []byte {
 	return b.Bytes()
 }
 
+// rateLine says what input rate the runs had and how it was chosen.
+func rateLine(r *harness.Result) string {
+	rate := r.OfferedRPS
+	if rate == 0 {
+		rate = r.Config.RateRPS // results written before offered_rps
+	}
+	switch r.RateChosen {
+	case harness.RateAutomatic:
+		return fmt.Sprintf("Offered rate: %.0f records/s (chosen automatically: %s).", rate, r.RateRule)
+	case harness.RateGiven:
+		return fmt.Sprintf("Offered rate: %.0f records/s (given by --rate).", rate)
+	}
+	return fmt.Sprintf("Offered rate: %.0f records/s.", rate)
+}
+
+// runDetails writes, per run of a group, one line on what a reader of its
+// sink saw, then its checkpoint summary and what each crash took down and
+// how the recovery went, where the run has them.
+func runDetails(b *bytes.Buffer, g *group) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("What a reader of each sink saw (an effect is one output of one input record; README, Metric definitions):\n\n")
+	for i, r := range g.Runs {
+		p("- **%s**: %s\n", g.Labels[i], harness.ReaderView(r.Result))
+	}
+	p("\n")
+	var cps, recs []string
+	for i, r := range g.Runs {
+		if c := harness.SummarizeCheckpoints(r.Events); c != nil {
+			cps = append(cps, fmt.Sprintf("- **%s**: %s\n", g.Labels[i], c))
+		}
+		for _, rc := range r.Result.Recoveries {
+			line := rc.CrashLine()
+			if ph := rc.Phases.String(); ph != "" {
+				if line == "" {
+					line = rc.Fault
+				}
+				line += "; recovery: " + ph
+			}
+			if line != "" {
+				recs = append(recs, fmt.Sprintf("- **%s**: %s\n", g.Labels[i], line))
+			}
+		}
+	}
+	if len(cps) > 0 {
+		p("Checkpoints (trigger to completion; from `events.jsonl`):\n\n%s\n", strings.Join(cps, ""))
+	}
+	if len(recs) > 0 {
+		p("Crashes and recovery phases (seconds after the crash; README, Recovery phases):\n\n%s\n", strings.Join(recs, ""))
+	}
+}
+
 // curveTable lists the core medians per point.
 func (s *summary) curveTable(b *bytes.Buffer) {
 	c := s.curve
@@ -158,11 +217,14 @@ func (s *summary) curveTable(b *bytes.Buffer) {
 	for _, pt := range c.Points {
 		med := func(k string) string {
 			st, ok := pt.Metrics[k]
+			if pt.NoFault && k == "recovery_time_s" {
+				return "n/a" // no fault to recover from
+			}
 			if !ok || st.Median == nil {
-				if ok && st.Null > 0 {
+				if ok && st.Null > 0 && k == "recovery_time_s" {
 					return "never"
 				}
-				return "—"
+				return "n/a"
 			}
 			txt := fmt.Sprintf("%.4g", *st.Median)
 			if st.Min != nil && *st.Max != *st.Min {

@@ -63,8 +63,12 @@ type CurvePoint struct {
 	Held     bool              `json:"claim_held"` // in every seed
 	// Undrained counts the seeds whose run stopped with effects pending
 	// while still busy (harness: Result.Undrained; exit 4).
-	Undrained int              `json:"undrained"`
-	Metrics   map[string]*Stat `json:"metrics"`
+	Undrained int `json:"undrained"`
+	// NoFault marks a point whose runs had no fault: its recovery times
+	// are null because there is nothing to recover from (n/a), not
+	// because the runs never recovered.
+	NoFault bool             `json:"no_fault,omitempty"`
+	Metrics map[string]*Stat `json:"metrics"`
 }
 
 // FailedSeed is a seed whose run did not execute.
@@ -219,6 +223,12 @@ func aggregatePoint(p *Point, runs []*RunOutcome) *CurvePoint {
 	}
 	if len(cp.Seeds) == 0 {
 		cp.Held = false
+	}
+	cp.NoFault = len(cp.Seeds) > 0
+	for _, ro := range runs {
+		if ro.Result != nil && len(ro.Result.Faults) > 0 {
+			cp.NoFault = false
+		}
 	}
 	names := map[string]bool{}
 	for _, m := range per {
@@ -401,7 +411,7 @@ func (c *Curve) check(path string) error {
 }
 
 func pointID(p *CurvePoint, params []Param) string {
-	pt := Point{Target: Target{p.System, p.Variant}}
+	pt := Point{Target: Target{System: p.System, Variant: p.Variant}}
 	for _, q := range params {
 		pt.Params = append(pt.Params, KV{q.Name, p.Params[q.Name]})
 	}

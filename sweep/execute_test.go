@@ -28,7 +28,7 @@ func tiny() harness.Config {
 func restartManifest() *Manifest {
 	return &Manifest{
 		Base:    tiny(),
-		Targets: []Target{{"none", "default"}},
+		Targets: []Target{{System: "none", Variant: "default"}},
 		Params:  []Param{{"cost.restart-delay", []string{"200ms", "600ms"}}},
 		Seeds:   []uint64{1, 2},
 	}
@@ -197,7 +197,7 @@ func TestFailingRunsAreRecorded(t *testing.T) {
 	out := t.TempDir()
 	m := restartManifest()
 	m.Params = nil
-	m.Targets = []Target{{"none", "default"}, {"sweeptest-panic", "a"}, {"sweeptest-refuse", "a"}}
+	m.Targets = []Target{{System: "none", Variant: "default"}, {System: "sweeptest-panic", Variant: "a"}, {System: "sweeptest-refuse", Variant: "a"}}
 	var rec recorder
 	o, err := Execute(out, m, rec.opts())
 	if err != nil {

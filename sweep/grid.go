@@ -151,6 +151,11 @@ func (m *Manifest) Expand() (*Grid, error) {
 			cfg.System, cfg.Variant = t.System, t.Variant
 			// Base system options apply to the systems that have them.
 			cfg.SystemOpts = ownOptions(m.Base.SystemOpts, t.System)
+			// A configuration's own settings (compare --config) override
+			// the shared ones, and must all apply to its system.
+			if err := applySet(&cfg, t); err != nil {
+				return nil, err
+			}
 			ok := true
 			for _, i := range order {
 				name, value := m.Params[i].Name, combo[i]
@@ -173,7 +178,7 @@ func (m *Manifest) Expand() (*Grid, error) {
 				continue
 			}
 			cfg.WorkloadOpts = workloadOptions(cfg.WorkloadOpts, cfg.Workload)
-			pt := &Point{Index: len(g.Points), Target: Target{cfg.System, cfg.Variant}}
+			pt := &Point{Index: len(g.Points), Target: Target{System: cfg.System, Variant: cfg.Variant, Set: t.Set}}
 			for i, p := range m.Params {
 				pt.Params = append(pt.Params, KV{p.Name, combo[i]})
 			}

@@ -274,23 +274,33 @@ func cloneMap(m map[string]string) map[string]string {
 	return c
 }
 
-// Target is one system and variant to run.
+// Target is one system and variant to run, and with bench compare
+// --config the run settings of that configuration (Set: parameters applied
+// as --param values are, before the swept ones, to this target only).
 type Target struct {
 	System  string `json:"system"`
 	Variant string `json:"variant"`
+	Set     []KV   `json:"set,omitempty"`
 }
 
-func (t Target) String() string { return t.System + "/" + t.Variant }
+// String names the target: "barrier/aligned", "barrier/aligned sink=plain".
+func (t Target) String() string {
+	s := t.System + "/" + t.Variant
+	for _, kv := range t.Set {
+		s += " " + kv.Name + "=" + kv.Value
+	}
+	return s
+}
 
 // ParseTargets parses a --system list: NAME (default variant), NAME/VARIANT,
 // NAME/* (every variant), all (every registered system, default variant) and
 // all/* (every variant of every system). Duplicates are dropped.
 func ParseTargets(list string) ([]Target, error) {
 	var out []Target
-	seen := map[Target]bool{}
+	seen := map[string]bool{}
 	add := func(t Target) {
-		if !seen[t] {
-			seen[t] = true
+		if !seen[t.String()] {
+			seen[t.String()] = true
 			out = append(out, t)
 		}
 	}
@@ -312,19 +322,19 @@ func ParseTargets(list string) ([]Target, error) {
 			switch {
 			case hasVariant && variant == "*":
 				for _, v := range sys.Variants() {
-					add(Target{n, v})
+					add(Target{System: n, Variant: v})
 				}
 			case hasVariant && name != "all":
 				v, err := systems.ResolveVariant(sys, variant)
 				if err != nil {
 					return nil, err
 				}
-				add(Target{n, v})
+				add(Target{System: n, Variant: v})
 			case hasVariant:
 				return nil, fmt.Errorf("--system %s: use all or all/* (a variant name belongs to one system)", item)
 			default:
 				v, _ := systems.ResolveVariant(sys, "")
-				add(Target{n, v})
+				add(Target{System: n, Variant: v})
 			}
 		}
 	}

@@ -108,7 +108,7 @@ func TestApply(t *testing.T) {
 
 func TestParseTargets(t *testing.T) {
 	got, err := ParseTargets("none,sweeptest/b,sweeptest/*,none/default")
-	want := []Target{{"none", "default"}, {"sweeptest", "b"}, {"sweeptest", "a"}}
+	want := []Target{{System: "none", Variant: "default"}, {System: "sweeptest", Variant: "b"}, {System: "sweeptest", Variant: "a"}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, %v; want %v", got, err, want)
 	}
@@ -162,7 +162,7 @@ func TestParseShard(t *testing.T) {
 func TestExpand(t *testing.T) {
 	m := &Manifest{
 		Base:    harness.DefaultConfig(),
-		Targets: []Target{{"none", "default"}, {"sweeptest", "a"}},
+		Targets: []Target{{System: "none", Variant: "default"}, {System: "sweeptest", Variant: "a"}},
 		Params:  []Param{{"rate", []string{"1000", "2000"}}, {"test-knob", []string{"1", "2"}}},
 		Seeds:   []uint64{1, 2, 3},
 	}
@@ -193,7 +193,7 @@ func TestExpand(t *testing.T) {
 		t.Error("run keys differ between expansions")
 	}
 	m.Params = []Param{{"test-knob", []string{"1"}}}
-	m.Targets = []Target{{"none", "default"}}
+	m.Targets = []Target{{System: "none", Variant: "default"}}
 	if _, err := m.Expand(); err == nil || !strings.Contains(err.Error(), "applies to none") {
 		t.Errorf("a parameter no system takes: err = %v", err)
 	}

@@ -343,13 +343,14 @@ func writeDirAtomic(root, name string, files map[string][]byte) error {
 	return os.Rename(tmp, filepath.Join(root, name))
 }
 
-// marshal encodes JSON with two-space indentation and a final newline.
+// marshal encodes JSON with two-space indentation and a final newline,
+// with replay lines and commands unescaped (harness.MarshalIndent).
 func marshal(v any) []byte {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := harness.MarshalIndent(v)
 	if err != nil {
 		panic(err) // only plain data is marshalled here
 	}
-	return append(b, '\n')
+	return b
 }
 
 // ReadManifest reads dir/sweep.json; ok is false when there is none.

@@ -23,6 +23,7 @@ const (
 	PathRecomputeCutoff = "recompute-with-cutoff"
 	PathRecomputeNoCut  = "recompute-without-cutoff"
 	PathTimeoutReplay   = "acker-timeout-replay"
+	PathAcksOffResume   = "acks-off-resume"
 	PathAlignTimeout    = "aligned-timeout-switch"
 	PathSpeculative     = "speculative-task"
 	PathCLReorder       = "cl-under-reorder"
@@ -32,7 +33,7 @@ const (
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
-	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAlignTimeout, PathSpeculative,
+	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder}
 
 // applicable returns the paths run cfg's configuration can take: a path
@@ -102,7 +103,14 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathMatternReorder)
 		}
 	case "stormack":
-		set(PathTimeoutReplay)
+		// With acking off (--ackers 0) nothing times out; what a crash
+		// exercises is a spout resuming at the offset it committed before
+		// emitting.
+		if opt("ackers") == "0" {
+			set(PathAcksOffResume)
+		} else {
+			set(PathTimeoutReplay)
+		}
 	}
 	return a
 }
@@ -198,6 +206,10 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "timeout_replay":
 			hit[PathTimeoutReplay] = true
+		case "spout_resume":
+			if strings.Contains(e.Note, "acking=off") {
+				hit[PathAcksOffResume] = true
+			}
 		case "unaligned_switch":
 			hit[PathAlignTimeout] = true
 		case "speculative_task":

@@ -9,6 +9,7 @@ import (
 	"ftbench/systems"
 	_ "ftbench/systems/barrier"
 	_ "ftbench/systems/lineage"
+	_ "ftbench/systems/stormack"
 )
 
 // A crash counts for a step only while a process on the crashed worker is in
@@ -141,6 +142,74 @@ func TestDrawnOptionsPerRun(t *testing.T) {
 	for i := range 20 {
 		if a, _ := draw(cfg, Fixed{}, RunSeed(3, i)); a.SystemOpts["sink"] != "2pc" {
 			t.Fatalf("run %d: --sink 2pc overridden: %v", i, a.SystemOpts)
+		}
+	}
+}
+
+// stormack campaigns draw acking off (--ackers 0) in some runs: those runs
+// claim at most once and can take the acks-off resume path instead of the
+// timeout replay; a spout_resume counts only from an unacked spout.
+func TestStormackDrawsAcksOff(t *testing.T) {
+	s, err := systems.Lookup("stormack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ackers := map[string]int{}
+	for i := range 30 {
+		cfg, err := draw(base("stormack"), Fixed{}, RunSeed(3, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := cfg.SystemOpts["ackers"] == "0"
+		ackers[cfg.SystemOpts["ackers"]]++
+		want := systems.AtLeastOnce
+		if off {
+			want = systems.AtMostOnce
+		}
+		if c := s.Claim("default", cfg.SystemOpts); string(c.Guarantee) != want {
+			t.Fatalf("run %d: --ackers %s claims %s", i, cfg.SystemOpts["ackers"], c)
+		}
+		a := applicable(cfg)
+		if a[PathAcksOffResume] != off || a[PathTimeoutReplay] == off {
+			t.Fatalf("run %d: --ackers %s, applicable %v", i, cfg.SystemOpts["ackers"], a)
+		}
+	}
+	if ackers["0"] == 0 || ackers["workers"] == 0 {
+		t.Fatalf("both acking on and off must be drawn: %v", ackers)
+	}
+	resume := func(note string) map[string]bool {
+		return pathsHit(harness.Config{}, []engine.Event{{Proc: "source/0", Kind: "spout_resume", Note: note}}, nil)
+	}
+	if !resume("acking=off")[PathAcksOffResume] || resume("")[PathAcksOffResume] {
+		t.Fatal("spout_resume must count for the acks-off path only from an unacked spout")
+	}
+}
+
+// A small stormack campaign reaches the acks-off path with crashes, and no
+// run breaks its claim: acks-off runs lose but never duplicate.
+func TestCampaignStormackAcksOff(t *testing.T) {
+	opt := small("stormack", 12)
+	opt.Jobs = 1
+	opt.Base.SystemOpts = map[string]string{"ackers": "0"}
+	rep, err := Campaign(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[Broken] != 0 || rep.Counts[Errored] != 0 || rep.Claim != "at-most-once" {
+		t.Fatalf("counts %v claim %q", rep.Counts, rep.Claim)
+	}
+	var cov PathCoverage
+	for _, c := range pathTable(rep.Runs) {
+		if c.Path == PathAcksOffResume {
+			cov = c
+		}
+	}
+	if cov.Applicable != 12 || cov.Hit == 0 {
+		t.Fatalf("acks-off resume: %+v", cov)
+	}
+	for _, r := range rep.Runs {
+		if r.Duplicates != 0 {
+			t.Fatalf("run %d duplicated %d effects: %s", r.Index, r.Duplicates, r.Replay)
 		}
 	}
 }

@@ -273,18 +273,19 @@ const (
 // writeReport writes torture.json and summary.json, each atomically, so a
 // reader (a merge job on a shared file system) never sees half a file.
 func writeReport(out string, rep *Report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
+	// Unescaped: replay lines must read as typed (edge=split->count).
+	b, err := harness.MarshalIndent(rep)
 	if err != nil {
 		return err
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(out, ReportFile), append(b, '\n')); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(out, ReportFile), b); err != nil {
 		return fmt.Errorf("writing %s: %w", ReportFile, err)
 	}
-	b, err = json.MarshalIndent(Summarize(rep), "", "  ")
+	b, err = harness.MarshalIndent(Summarize(rep))
 	if err != nil {
 		return err
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(out, SummaryFile), append(b, '\n')); err != nil {
+	if err := sweep.WriteFileAtomic(filepath.Join(out, SummaryFile), b); err != nil {
 		return fmt.Errorf("writing %s: %w", SummaryFile, err)
 	}
 	return nil

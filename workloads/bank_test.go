@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"runtime"
 	"testing"
 
 	"ftbench/engine"
@@ -138,5 +139,29 @@ func TestBankP2PIsPeerToPeer(t *testing.T) {
 		if _, err := New("bank-p2p", 1, map[string]string{"processes": bad}); err == nil {
 			t.Errorf("processes=%s accepted", bad)
 		}
+	}
+}
+
+// Accounts cost nothing until they have state: a bank of 10^9 accounts is
+// built in O(1) memory and its transfers stay within the accounts.
+func TestBankManyAccountsCheap(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	w := mustNew(t, "bank", map[string]string{"accounts": "1000000000"}).(*Bank)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Errorf("building a bank of 10^9 accounts allocated %d bytes, want O(1)", grew)
+	}
+	var high bool
+	for off := int64(0); off < 1000; off++ {
+		tr := w.Transfer(0, off)
+		if tr.Payer < 0 || tr.Payee < 0 || tr.Payer >= 1e9 || tr.Payee >= 1e9 || tr.Payer == tr.Payee {
+			t.Fatalf("transfer %+v outside the accounts", tr)
+		}
+		high = high || tr.Payer > 1<<20
+	}
+	if !high {
+		t.Error("no payer above 2^20 among 1000 transfers over 10^9 accounts")
 	}
 }

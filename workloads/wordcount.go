@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"fmt"
 	"math"
 
 	"ftbench/engine"
@@ -8,11 +9,19 @@ import (
 
 // wordcount: source -> split (flatMap line into words) -> count (keyed by
 // word) -> sink. Lines hold 1-5 words drawn from a Zipf distribution over a
-// vocabulary, so a few keys are hot, as in real text.
+// vocabulary, so a few keys are hot, as in real text. With active-keys < 1
+// only a rotating block of the vocabulary is drawn from in each period (see
+// wordKey), so a checkpoint interval changes a known share of the state.
 type wordcount struct {
-	seed  uint64
-	plan  Plan
-	table []uint16 // quantised inverse CDF of the Zipf distribution (fits in L2)
+	seed uint64
+	plan Plan
+	// full draws a rank over the whole vocabulary; active over one
+	// active block (nil when every key is active).
+	full, active rankSampler
+	vocab        uint64
+	block        uint64 // keys per active block
+	period       int64  // records of a partition per active period
+	warmup       int64  // records of a partition drawn from the whole vocabulary first
 }
 
 const (
@@ -26,15 +35,18 @@ func init() {
 		Name:     "wordcount",
 		Describe: "stateful keyed word counts over Zipf-distributed words (source, split, count, sink)",
 		Options: []Option{
-			{Name: "vocabulary", Default: "10000", Usage: "number of distinct words"},
+			{Name: "vocabulary", Default: "10000", Usage: "number of distinct words (up to 10^7)"},
 			{Name: "zipf-s", Default: "1.0", Usage: "Zipf exponent of word frequencies (0 = uniform)"},
+			{Name: "active-keys", Default: "1", Usage: "wordcount: share of the vocabulary words are drawn from in each active period (a block that rotates through the vocabulary)"},
+			{Name: "active-period", Default: "10000", Usage: "wordcount: records of each partition per active period (active-keys < 1)"},
+			{Name: "active-warmup", Default: "0", Usage: "wordcount: first records of each partition drawn from the whole vocabulary, before the active periods (to fill the state)"},
 		},
 		New: newWordcount,
 	})
 }
 
 func newWordcount(seed uint64, opts map[string]string) (Workload, error) {
-	vocab, err := intOption(opts, "vocabulary", 1, 1<<16)
+	vocab, err := intOption(opts, "vocabulary", 1, MaxVocabulary)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +54,27 @@ func newWordcount(seed uint64, opts map[string]string) (Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wordcount{seed: engine.ChildSeed(seed, "workload/wordcount"), table: zipfTable(vocab, s)}
+	share, err := floatOption(opts, "active-keys", 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	period, err := intOption(opts, "active-period", 1, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	warmup, err := intOption(opts, "active-warmup", 0, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	w := &wordcount{seed: engine.ChildSeed(seed, "workload/wordcount"), vocab: uint64(vocab),
+		full: newRankSampler(vocab, s, true), period: int64(period), warmup: int64(warmup)}
+	if share < 1 {
+		block := max(1, int(math.Round(share*float64(vocab))))
+		if share <= 0 || block >= vocab {
+			return nil, fmt.Errorf("--active-keys=%q: want a share in (0, 1] that leaves at least 1 and fewer than all %d words active, or 1", opts["active-keys"], vocab)
+		}
+		w.block, w.active = uint64(block), newRankSampler(block, s, false)
+	}
 	w.plan = Plan{Source: "source", Stages: []Stage{
 		{
 			Name:  "split",
@@ -116,12 +148,32 @@ func (w *wordcount) split(m engine.Msg, emit func(engine.Msg)) {
 	for i := int32(0); i < n; i++ {
 		u := engine.Mix64(h + uint64(i+1)*0x9e3779b97f4a7c15)
 		word := m
-		word.Key = uint64(w.table[u>>(64-zipfTableBits)])
+		word.Key = w.wordKey(m.ID.Off, u)
 		word.Val = 1
 		word.ID.Sub = i
 		word.Size = wordBytes + 4
 		emit(word)
 	}
+}
+
+// MaxVocabulary is the largest wordcount vocabulary.
+const MaxVocabulary = 10_000_000
+
+// wordKey is the word drawn with hash u in the line at offset off of its
+// partition. With every key active it is the rank drawn over the whole
+// vocabulary. Otherwise, after the warm-up, offset off lies in active period
+// p = (off - warmup) / period, whose words are the block of B = round(share
+// x vocabulary) consecutive keys starting at p*B (mod vocabulary): the rank
+// is drawn over B keys (rank 0, the most frequent, is the block's first
+// key). Consecutive periods use disjoint blocks until the vocabulary wraps,
+// so each period touches B keys that the previous one did not.
+func (w *wordcount) wordKey(off int64, u uint64) uint64 {
+	if w.active == nil || off < w.warmup {
+		return uint64(w.full.rank(u))
+	}
+	p := uint64((off - w.warmup) / w.period)
+	start := (p % w.vocab) * w.block % w.vocab // p*B mod vocab without overflow
+	return (start + uint64(w.active.rank(u))) % w.vocab
 }
 
 func (w *wordcount) CostPerRecord(c *engine.CostModel) map[string]engine.Time {

@@ -192,36 +192,3 @@ func DefaultRate(w Workload, c *engine.CostModel, par, workers int) float64 {
 	}
 	return math.Round(bound / 2)
 }
-
-// CapacityBound is the highest input rate (records/s) the cost model allows
-// a record-at-a-time deployment of w with parallelism par on workers
-// machines (instance i of every operator on worker i mod workers, as
-// stream.Build places them), assuming records spread evenly over the
-// instances. Two limits apply:
-//
-//   - an instance runs on one core at a time, so operator op's instances
-//     together process at most par / cost(op) records per second;
-//   - the instances on worker k share its c.Cores cores: with n_k instances
-//     of every operator there, each taking rate/par of the records, the
-//     worker needs n_k·(rate/par)·Σcost of CPU per second, at most Cores.
-//
-// The bound is the smaller; it leaves out protocol processes (ackers,
-// coordinators), control traffic and key skew, which only lower the real
-// capacity. c.Cores == 0 means a CPU per process (no worker limit).
-func CapacityBound(w Workload, c *engine.CostModel, par, workers int) float64 {
-	var busiest, sum engine.Time
-	for _, t := range w.CostPerRecord(c) {
-		busiest = max(busiest, t)
-		sum += t
-	}
-	if busiest <= 0 || par < 1 || workers < 1 {
-		return math.Inf(1)
-	}
-	bound := float64(par) * 1e9 / float64(busiest)
-	if c.Cores > 0 {
-		// The busiest worker holds ceil(par/workers) instances of each operator.
-		n := (par + workers - 1) / workers
-		bound = min(bound, float64(c.Cores)*1e9*float64(par)/(float64(n)*float64(sum)))
-	}
-	return bound
-}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"ftbench/engine"
@@ -106,7 +107,12 @@ func TestBadOptions(t *testing.T) {
 	}{
 		{"grep", map[string]string{"record-size": "0"}},
 		{"grep", map[string]string{"match-every": "x"}},
-		{"wordcount", map[string]string{"vocabulary": "100000"}},
+		{"wordcount", map[string]string{"vocabulary": "10000001"}},
+		{"wordcount", map[string]string{"active-keys": "0"}},
+		{"wordcount", map[string]string{"active-keys": "1.5"}},
+		{"wordcount", map[string]string{"active-keys": "0.99", "vocabulary": "10"}},
+		{"wordcount", map[string]string{"active-period": "0"}},
+		{"wordcount", map[string]string{"active-warmup": "-1"}},
 		{"wordcount", map[string]string{"zipf-s": "-1"}},
 		{"nope", nil},
 	}
@@ -117,17 +123,30 @@ func TestBadOptions(t *testing.T) {
 	}
 }
 
+// The default rate loads the busiest operator instance — the one the hash
+// partitioning gives the most of the Zipf-skewed words — or the busiest
+// worker's cores to exactly half.
 func TestDefaultRateIsHalfTheBusiestCapacity(t *testing.T) {
 	w := mustNew(t, "wordcount", nil)
 	c := engine.DefaultCost()
-	rate := DefaultRate(w, &c, 4, 4)
-	var busiest engine.Time
-	for _, v := range w.CostPerRecord(&c) {
-		busiest = max(busiest, v)
-	}
-	load := rate * float64(busiest) / 1e9 / 4
-	if load < 0.49 || load > 0.51 {
-		t.Fatalf("default rate %.0f loads the busiest operator to %.2f, want 0.5", rate, load)
+	for _, pw := range [][2]int{{4, 4}, {16, 16}, {64, 64}, {64, 4}} {
+		par, workers := pw[0], pw[1]
+		rate := DefaultRate(w, &c, par, workers)
+		shares := InstanceShares(w, &c, par)
+		var instance float64
+		worker := make([]float64, workers)
+		for op, cost := range w.CostPerRecord(&c) {
+			for i, s := range shares[op] {
+				l := rate * s * float64(cost) / 1e9
+				instance = max(instance, l)
+				worker[i%workers] += l
+			}
+		}
+		load := max(instance, slices.Max(worker)/float64(c.Cores))
+		if load < 0.4999 || load > 0.5001 {
+			t.Fatalf("par %d on %d workers: default rate %.0f loads the busiest instance to %.3f and worker to %.3f, want 0.5 at most and once",
+				par, workers, rate, instance, slices.Max(worker)/float64(c.Cores))
+		}
 	}
 }
 

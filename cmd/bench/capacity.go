@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -27,7 +26,7 @@ func capacityCommand() *cli.Command {
 			"and, with --latency-bound, p99 end-to-end latency is within the bound. Probes start at --rate (default: the\n" +
 			"workload's default rate) and last --duration (default 6s here), extended to 10 whole commit cycles after\n" +
 			"the warm-up. Writes DIR/capacity.json.",
-		Flags: append(runFlags(),
+		Flags: append(setDefaultText(runFlags(), fmt.Sprintf("%gs per probe", capacity.DefaultProbeDuration.Seconds()), "duration"),
 			&cli.StringFlag{Name: "latency-bound", Usage: "also require p99 end-to-end latency <= this (e.g. 1s)"},
 			&cli.StringFlag{Name: "out", Usage: "folder for capacity.json (default results/capacity-SYSTEM-TIMESTAMP)"},
 		),
@@ -54,6 +53,9 @@ func capacityCommand() *cli.Command {
 			out := c.String("out")
 			if out == "" {
 				out = filepath.Join("results", "capacity-"+cfg.System+"-"+time.Now().UTC().Format("20060102T150405"))
+			}
+			if err := checkOut("out", out); err != nil {
+				return err
 			}
 			started := time.Now()
 			res, err := findCapacity(c.App.Writer, plan, o)
@@ -141,9 +143,9 @@ func printCapacity(w io.Writer, r *capacity.Result, wall time.Duration) {
 
 // writeJSON writes v as indented JSON, atomically.
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := harness.MarshalIndent(v)
 	if err != nil {
 		return err
 	}
-	return sweep.WriteFileAtomic(path, append(b, '\n'))
+	return sweep.WriteFileAtomic(path, b)
 }

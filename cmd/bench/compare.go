@@ -19,8 +19,11 @@ func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
 		Usage: "run several systems (and variants) under the same workload, seed and faults into one results folder",
-		UsageText: "bench compare --system all --fault crash [--out DIR] [run flags]\n\n" +
+		UsageText: "bench compare --system all --fault crash [--out DIR] [run flags]\n" +
+			"bench compare --config 'barrier --sink 2pc' --config 'barrier --sink plain' --config stormack --config none --fault crash\n\n" +
 			"--system takes a list: none,stormack,barrier/unaligned, NAME/* for every variant, all, all/*.\n" +
+			"--config names one configuration: a system and run flags for it alone (options, --rate, --fault, --cost ...);\n" +
+			"flags outside --config apply to every configuration, and a configuration's own override them.\n" +
 			"Exits like bench run with the most severe run's code (3 a broken claim, 4 not recovered).",
 		Flags: append(gridFlags("all", "results folder (default results/compare-TIMESTAMP)"),
 			&cli.BoolFlag{Name: "resume", Usage: "keep the runs already in --out and run only the missing ones"},
@@ -71,7 +74,7 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 			continue
 		}
 		r := ro.Result
-		rec := "-"
+		rec := "n/a" // no fault to recover from
 		if len(r.Faults) > 0 {
 			rec = "never"
 			if r.RecoveryTimeS != nil {
@@ -87,7 +90,11 @@ func printCompare(w io.Writer, o *sweep.Outcome) {
 		if !r.ClaimHeld {
 			observed += " (CLAIM BROKEN)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "-"), r.LatencyMS.P50, r.LatencyMS.P99,
+		p50, p99 := "n/a", "n/a" // nothing committed
+		if r.CommittedEffects > 0 {
+			p50, p99 = fmt.Sprintf("%.2f", r.LatencyMS.P50), fmt.Sprintf("%.2f", r.LatencyMS.P99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", id, harness.FormatRPS(r.ThroughputRPS, "n/a"), p50, p99,
 			rec, r.Duplicates, r.Lost, r.WrongKeys, claimed, observed)
 		for _, p := range r.Problems {
 			problems = append(problems, fmt.Sprintf("%s: %s (replay: %s)", id, p, r.Replay))
@@ -119,6 +126,10 @@ func compareCapacity(c *cli.Context, out string, m *sweep.Manifest) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOut("out", out); err != nil {
+		return err
+	}
+	m.Base.NoBudget = c.Bool("no-budget")
 	g, err := m.Expand()
 	if err != nil {
 		return usageErr("%v", err)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -65,6 +67,36 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return harness.ExitUsage
 }
 
+// version is the module version and the VCS revision the binary was built
+// from (go build stamps it; "devel" without one, as under go run), with a
+// "+dirty" mark for uncommitted changes, and the Go version.
+func version() string {
+	v, rev, dirty := "devel", "", false
+	info, ok := debug.ReadBuildInfo()
+	if ok {
+		if info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))]
+		if dirty {
+			v += "+dirty"
+		}
+	} else {
+		v += " (revision unknown: built without VCS information)"
+	}
+	return v + ", " + runtime.Version()
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
@@ -75,6 +107,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "bench",
 		Usage:          "benchmark and fault-injection harness for stream-processing fault tolerance",
+		Version:        version(),
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		OnUsageError:   onUsage,

@@ -19,6 +19,7 @@ func mergeCommand() *cli.Command {
 			"torture.json and summary.json, and exit like bench torture (3 a broken claim, 1 an error or missing runs, 4 not recovered).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "merged results folder (required)"},
+			&cli.BoolFlag{Name: "allow-partial", Usage: "merge even if shards are missing (their points or runs are listed as missing)"},
 		},
 		Action: func(c *cli.Context) error {
 			shards, err := trailingFlags(c)
@@ -31,6 +32,12 @@ func mergeCommand() *cli.Command {
 			}
 			if len(shards) == 0 {
 				return usageErr("bench merge needs the shard folders to join")
+			}
+			if err := checkShards(shards, c.Bool("allow-partial")); err != nil {
+				return err
+			}
+			if err := checkOut("out", out); err != nil {
+				return err
 			}
 			if torture.IsCampaign(shards[0]) {
 				rep, err := torture.Merge(out, shards)

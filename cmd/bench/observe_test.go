@@ -25,7 +25,7 @@ func TestSummaryNeverHoldsBesideAFailedObservation(t *testing.T) {
 			ObservedReader: "non-monotonic", ClaimHeld: tc.held, ExitCode: tc.exit,
 			Observer: &harness.Observation{Result: tc.obs, RequiredModel: "at-least-once, non-monotonic"}}
 		var b bytes.Buffer
-		printSummary(&b, r, "dir")
+		printSummary(&b, r, nil, "dir")
 		out := b.String()
 		if !strings.Contains(out, "verdict:     at-least-once, non-monotonic (claimed at-least-once, non-monotonic): "+tc.want) {
 			t.Errorf("observer %s:\n%s", tc.obs, out)

@@ -33,6 +33,14 @@ func reportCommand() *cli.Command {
 				return usageErr("bench report takes one results folder, got %d arguments", len(rest))
 			}
 			dir := rest[0]
+			if err := checkAtLeast(c, "max-groups", 1); err != nil {
+				return err
+			}
+			if c.IsSet("out") {
+				if err := checkOut("out", c.String("out")); err != nil {
+					return err
+				}
+			}
 			rep, err := reports.Generate(dir, reports.Options{Out: c.String("out"), MaxGroups: c.Int("max-groups")})
 			if err != nil {
 				if errors.Is(err, os.ErrNotExist) || errors.Is(err, reports.ErrNoResults) || isNotDir(err) {

@@ -18,27 +18,31 @@ import (
 )
 
 // runFlags are the flags shared by every command that runs the harness.
+// Usage strings hold no backticks: the CLI library would turn the quoted
+// text into the flag's placeholder (--system bench list).
 func runFlags() []cli.Flag {
 	d := harness.DefaultConfig()
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system (see `bench list`)"},
-		&cli.StringFlag{Name: "variant", Usage: "system variant (default: the system's first)"},
-		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see `bench list`)"},
-		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder; see `bench list`)"},
+		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system, NAME or NAME/VARIANT (see bench list)"},
+		&cli.StringFlag{Name: "variant", Usage: "system variant, the same as --system NAME/VARIANT", DefaultText: "the system's first"},
+		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see bench list)"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder; see bench list)"},
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
-		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions (0: half the cost model's capacity bound on this hardware)"},
+		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions",
+			DefaultText: "half the cost model's capacity bound on this hardware"},
 		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},
 		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers (machines), numbered from 0"},
 		&cli.IntFlag{Name: "cores", Value: engine.DefaultCost().Cores, Usage: "cores per worker and on the master node, shared by the processes placed there"},
 		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
-		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see `bench list --costs`)"},
+		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, repeatable (see bench list --costs)"},
 		&cli.StringFlag{Name: "runtime", Value: harness.RuntimeSim, Usage: "sim (deterministic simulator) or live (goroutines, wall clock, real disk; not byte-reproducible)"},
 		&cli.StringFlag{Name: "work", Usage: "live runtime only: how Work is paid: model (calibrated computation, default) or none (the bare implementation)"},
 	}
 	for _, f := range systems.AllFlags() {
-		flags = append(flags, &cli.StringFlag{Name: f.Name, Value: f.Default, Usage: f.Usage + " (system option)"})
+		usage, def := systemOptionHelp(f)
+		flags = append(flags, &cli.StringFlag{Name: f.Name, Value: f.Default, Usage: usage, DefaultText: def})
 	}
 	seen := map[string]bool{}
 	for _, name := range workloads.Names() {
@@ -47,6 +51,53 @@ func runFlags() []cli.Flag {
 			if !seen[o.Name] {
 				seen[o.Name] = true
 				flags = append(flags, &cli.StringFlag{Name: o.Name, Value: o.Default, Usage: o.Usage + " (workload option)"})
+			}
+		}
+	}
+	return append(flags, budgetFlag())
+}
+
+// systemOptionHelp is the usage of a system option: its text, without a
+// leading "SYSTEM: " when one system takes it, then the systems that take
+// it. The default is the flag's own unless the systems' defaults differ;
+// then defText names each (and the flag's Value is never shown).
+func systemOptionHelp(f systems.Flag) (usage, defText string) {
+	var takers, defs []string
+	differ := false
+	for _, name := range systems.Names() {
+		sys, _ := systems.Lookup(name)
+		for _, sf := range sys.Flags() {
+			if sf.Name == f.Name {
+				takers = append(takers, name)
+				defs = append(defs, name+" "+sf.Default)
+				differ = differ || sf.Default != f.Default
+			}
+		}
+	}
+	usage = f.Usage
+	if len(takers) == 1 {
+		usage = strings.TrimPrefix(usage, takers[0]+": ")
+	}
+	usage += " (system option of " + strings.Join(takers, ", ") + ")"
+	if differ {
+		defText = strings.Join(defs, ", ")
+	}
+	return usage, defText
+}
+
+// setDefaultText replaces the default the help shows for the named flags:
+// a command that does not use a flag's Value says what it does instead.
+func setDefaultText(flags []cli.Flag, text string, names ...string) []cli.Flag {
+	for _, f := range flags {
+		for _, n := range names {
+			if f.Names()[0] != n {
+				continue
+			}
+			switch f := f.(type) {
+			case *cli.StringFlag:
+				f.DefaultText = text
+			case *cli.IntFlag:
+				f.DefaultText = text
 			}
 		}
 	}
@@ -88,8 +139,14 @@ func runtimeFlags(c *cli.Context) (runtime, work string, err error) {
 // configFrom reads a harness.Config from the run flags.
 func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg := harness.DefaultConfig()
-	cfg.System = c.String("system")
-	cfg.Variant = c.String("variant")
+	cfg.System, cfg.Variant = c.String("system"), c.String("variant")
+	// --system NAME/VARIANT, as compare and sweep take it.
+	if name, variant, ok := strings.Cut(cfg.System, "/"); ok {
+		if cfg.Variant != "" && cfg.Variant != variant {
+			return cfg, usageErr("--system %s and --variant %s name different variants", cfg.System, cfg.Variant)
+		}
+		cfg.System, cfg.Variant = name, variant
+	}
 	cfg.Workload = c.String("workload")
 	cfg.Faults = c.StringSlice("fault")
 	cfg.CostOverride = c.StringSlice("cost")
@@ -154,7 +211,7 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 			}
 		}
 	}
-	return cfg, nil
+	return cfg, runFlagChecks(c, &cfg)
 }
 
 func runCommand() *cli.Command {
@@ -175,6 +232,10 @@ func runCommand() *cli.Command {
 				return err
 			}
 			cfg.Observe = c.Bool("observe")
+			if err := checkOut("out", c.String("out")); err != nil {
+				return err
+			}
+			cfg.Progress = progressPrinter(c.App.ErrWriter)
 			started := time.Now()
 			runID := harness.NewRunID(cfg, started)
 			var storeTmp string
@@ -201,7 +262,7 @@ func runCommand() *cli.Command {
 					return &exitError{code: harness.ExitInternal, msg: "moving the live store: " + err.Error()}
 				}
 			}
-			printSummary(c.App.Writer, out.Result, dir)
+			printSummary(c.App.Writer, out.Result, harness.SummarizeCheckpoints(out.Events), dir)
 			if out.Result.ExitCode != 0 {
 				return &exitError{code: out.Result.ExitCode}
 			}
@@ -210,7 +271,10 @@ func runCommand() *cli.Command {
 	}
 }
 
-func printSummary(w io.Writer, r *harness.Result, dir string) {
+// printSummary is bench run's account of a run; cps is its checkpoint
+// summary (nil without checkpoints). A figure that does not exist prints
+// n/a, never 0.
+func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir string) {
 	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers x %d cores\n",
 		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers, r.Config.Cores)
 	if r.Runtime == harness.RuntimeLive {
@@ -218,13 +282,25 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 	}
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
+		for _, rc := range r.Recoveries {
+			if line := rc.CrashLine(); line != "" {
+				fmt.Fprintf(w, "crashed:     %s\n", line)
+			}
+		}
 	}
 	printThroughput(w, r)
 	if line := overloadWarning(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "latency:     p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n",
-		r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.P999, r.LatencyMS.Max)
+	if r.CommittedEffects == 0 {
+		fmt.Fprintf(w, "latency:     n/a (nothing was committed)\n")
+	} else {
+		fmt.Fprintf(w, "latency:     p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n",
+			r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.P999, r.LatencyMS.Max)
+	}
+	if cps != nil {
+		fmt.Fprintf(w, "checkpoints: %s\n", cps)
+	}
 	if len(r.Faults) > 0 {
 		rec := "never (not recovered within the run)"
 		if r.RecoveryTimeS != nil {
@@ -236,7 +312,7 @@ func printSummary(w io.Writer, r *harness.Result, dir string) {
 		}
 		fmt.Fprintf(w, "recovery:    %s until output staleness is back to normal (source lag: %s)\n", rec, lag)
 		for _, rc := range r.Recoveries {
-			if p := phaseLine(rc.Phases); p != "" {
+			if p := rc.Phases.String(); p != "" {
 				fmt.Fprintf(w, "  phases:    %s after %s\n", p, rc.Fault)
 			}
 		}
@@ -295,28 +371,4 @@ func printThroughput(w io.Writer, r *harness.Result) {
 		}
 	}
 	fmt.Fprintf(w, "throughput:  %s records/s committed (steady state%s)\n", harness.FormatRPS(r.ThroughputRPS, ""), win)
-}
-
-// phaseLine lists the recorded recovery steps of a crash in time order, in
-// seconds after it ("" when none was recorded).
-func phaseLine(p *harness.Phases) string {
-	if p == nil {
-		return ""
-	}
-	var parts []string
-	for _, s := range []struct {
-		name string
-		v    *float64
-	}{
-		{"detected", p.DetectedS}, {"worker up", p.WorkerUpS}, {"redeployed", p.RedeployedS},
-		{"restored", p.RestoredS}, {"recomputed", p.RecomputedS}, {"spout resumed", p.SpoutResumedS},
-	} {
-		if s.v != nil {
-			parts = append(parts, fmt.Sprintf("%s %gs", s.name, *s.v))
-		}
-	}
-	if p.CatchUpS != nil {
-		parts = append(parts, fmt.Sprintf("then %gs catching up", *p.CatchUpS))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -142,9 +142,11 @@ func TestShardAutoTorture(t *testing.T) {
 	if pick(o) != pick(lo) || pick(o) == "" {
 		t.Fatalf("merge printed\n%s\nthe campaign\n%s", pick(o), pick(lo))
 	}
-	// A shard missing: its runs are listed, and the merge does not pass.
+	// A shard missing: refused, and with --allow-partial its runs are
+	// listed and the merge does not pass.
+	requireUsageError(t, "shard(s) 2/3 missing", "merge", "--out", filepath.Join(dir, "refused"), shards[0], shards[2])
 	partial := filepath.Join(dir, "partial")
-	code, o, _ = bench(t, "merge", "--out", partial, shards[0], shards[2])
+	code, o, _ = bench(t, "merge", "--allow-partial", "--out", partial, shards[0], shards[2])
 	if code == 0 || !strings.Contains(o, "missing: 2 of 5 runs") {
 		t.Fatalf("merge without shard 2: exit %d\n%s", code, o)
 	}

@@ -46,7 +46,10 @@ func gridFlags(defaultSystem, outUsage string) []cli.Flag {
 		switch f.Names()[0] {
 		case "system":
 			flags = append(flags, &cli.StringFlag{Name: "system", Value: defaultSystem,
-				Usage: "systems: NAME, NAME/VARIANT, NAME/* (every variant), all, all/* — comma-separated"})
+				Usage: "systems: NAME, NAME/VARIANT, NAME/* (every variant), all, all/* — comma-separated"},
+				&cli.GenericFlag{Name: "config", Value: &repeated{},
+					Usage: "one configuration instead of --system, repeatable: a system (NAME or NAME/VARIANT) and run flags for it alone, " +
+						"quoted as one argument: 'barrier --sink plain'; the flags outside --config apply to every configuration"})
 		case "fault":
 			flags = append(flags, &cli.GenericFlag{Name: "fault", Value: &repeated{},
 				Usage: "fault spec, repeatable, kept whole (commas allowed; see bench list)"})
@@ -61,7 +64,7 @@ func gridFlags(defaultSystem, outUsage string) []cli.Flag {
 	}
 	return append(flags,
 		&cli.StringFlag{Name: "out", Usage: outUsage},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "runs executed in parallel"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "runs executed in parallel", DefaultText: "all cores"},
 	)
 }
 
@@ -69,9 +72,9 @@ func gridFlags(defaultSystem, outUsage string) []cli.Flag {
 // flags. Options given for some systems apply to the systems that have
 // them; an option no listed system has is an error.
 func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
-	targets, err := sweep.ParseTargets(c.String("system"))
+	targets, err := targetsFrom(c)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
 	cfg := harness.DefaultConfig()
 	cfg.System, cfg.Seed = "", 0
@@ -138,7 +141,7 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 			}
 		}
 		if !applies {
-			return nil, usageErr("--%s does not apply to any of the systems %s", f.Name, c.String("system"))
+			return nil, usageErr("--%s does not apply to any of the systems %s", f.Name, targetNames(targets))
 		}
 		cfg.SystemOpts[f.Name] = c.String(f.Name)
 	}
@@ -152,6 +155,39 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 		}
 	}
 	return &sweep.Manifest{Base: cfg, Targets: targets, Params: []sweep.Param{}}, nil
+}
+
+// targetsFrom reads what a grid runs: the --config configurations, or else
+// the --system list.
+func targetsFrom(c *cli.Context) ([]sweep.Target, error) {
+	configs := repeatedValues(c, "config")
+	if len(configs) == 0 {
+		targets, err := sweep.ParseTargets(c.String("system"))
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		return targets, nil
+	}
+	if c.IsSet("system") {
+		return nil, usageErr("give --system or --config, not both (a --config names its system)")
+	}
+	var targets []sweep.Target
+	for _, s := range configs {
+		t, err := sweep.ParseConfig(s)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+func targetNames(ts []sweep.Target) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.System+"/"+t.Variant)
+	}
+	return strings.Join(s, ", ")
 }
 
 func sweepCommand() *cli.Command {
@@ -270,7 +306,7 @@ func seedsFrom(c *cli.Context) ([]uint64, error) {
 // left out of the recorded command, so every shard of a grid and their
 // merge record the same command and a merged curve.json is byte-identical
 // to the unsharded sweep's.
-var executionFlags = map[string]bool{"out": true, "jobs": true, "resume": true, "shard": true, "shard-count": true}
+var executionFlags = map[string]bool{"out": true, "jobs": true, "resume": true, "shard": true, "shard-count": true, "no-budget": true}
 
 // commandLine reconstructs the command for the manifest and curve (what the
 // results are results of).
@@ -320,6 +356,13 @@ func executeGrid(c *cli.Context, out string, m *sweep.Manifest) (*sweep.Outcome,
 	}
 	if jobs < 1 {
 		return nil, usageErr("--jobs must be at least 1, got %d", jobs)
+	}
+	jobs, err := validateGrid(c, m, jobs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("out", out); err != nil {
+		return nil, err
 	}
 	var bar *progressbar.ProgressBar
 	var mu sync.Mutex
@@ -463,15 +506,20 @@ func printCurve(w io.Writer, c *sweep.Curve) {
 	for _, p := range c.Points {
 		med := func(name string) string {
 			s, ok := p.Metrics[name]
+			if p.NoFault && strings.HasSuffix(name, "recovery_time_s") {
+				return "n/a" // no fault to recover from
+			}
 			if !ok || s.Median == nil {
-				if ok && s.Null > 0 {
+				if ok && s.Null > 0 && strings.HasSuffix(name, "recovery_time_s") {
 					return "never"
 				}
-				return "-"
+				return "n/a"
 			}
 			txt := formatNumber(*s.Median)
-			if s.Null > 0 {
+			if s.Null > 0 && strings.HasSuffix(name, "recovery_time_s") {
 				txt += fmt.Sprintf(" (%d never)", s.Null)
+			} else if s.Null > 0 {
+				txt += fmt.Sprintf(" (%d n/a)", s.Null)
 			}
 			return txt
 		}

@@ -167,20 +167,20 @@ func TestShardMergeCLI(t *testing.T) {
 	}
 }
 
-// A run that cannot execute is recorded and the sweep goes on.
-func TestSweepSurvivesFailingRun(t *testing.T) {
+// A point that cannot run is refused before the first run (issue 14:
+// validate before running), naming the point: no run folder is written.
+func TestSweepRefusesBadPointFirst(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sw")
 	code, stdout, stderr := bench(t, args([]string{"sweep", "--system", "none", "--param", "fault=crash;crash@1s:op=nope/0", "--out", out}, tinyRun)...)
-	if code != 0 {
+	if code != 2 || !strings.Contains(stderr, "none/default fault=crash@1s:op=nope/0") || !strings.Contains(stderr, `no operator "nope"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "FAILED") || !strings.Contains(stdout, "2 executed (1 failed)") || !strings.Contains(stdout, "nope") {
-		t.Errorf("output:\n%s", stdout)
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Errorf("a refused sweep wrote %d entries into %s", len(entries), out)
 	}
-	// Every run refused: the reason, exit 2.
 	code, _, stderr = bench(t, args([]string{"compare", "--system", "none", "--out", filepath.Join(t.TempDir(), "c"), "--fault", "crash@1s:op=nope/0"}, tinyRun[:6])...)
-	if code != 2 || !strings.Contains(stderr, "every run was refused") || !strings.Contains(stderr, "nope") {
-		t.Errorf("all refused: exit %d %s", code, stderr)
+	if code != 2 || !strings.Contains(stderr, "nope") {
+		t.Errorf("compare: exit %d %s", code, stderr)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"ftbench/harness"
+	"ftbench/systems"
 	"ftbench/torture"
 )
 
@@ -22,11 +23,12 @@ func tortureCommand() *cli.Command {
 			"Each run draws its duration, rate, parallelism and workers (unless given) and several faults from the\n" +
 			"campaign seed. Failing runs are printed with the `bench run` line that replays them. Exit 3 if any run\n" +
 			"broke the system's claim, 1 if a run could not execute, 4 if a run did not recover, else 0.",
-		Flags: append(append(runFlags(),
+		// The run flags' defaults do not apply: each run draws what is not given.
+		Flags: append(append(setDefaultText(runFlags(), "drawn per run", "duration", "rate", "parallelism", "workers"),
 			shardFlags("runs (runs I-1, I-1+N, ...)")...),
 			&cli.IntFlag{Name: "runs", Value: 100, Usage: "runs in the campaign"},
 			&cli.StringFlag{Name: "out", Usage: "results folder (default results/torture/<time>-<system>-<variant>-<workload>-s<seed>)"},
-			&cli.IntFlag{Name: "jobs", Usage: "parallel runs (default: all cores)"},
+			&cli.IntFlag{Name: "jobs", Usage: "parallel runs", DefaultText: "all cores"},
 			&cli.BoolFlag{Name: "observe", Value: true, Usage: "check what a reader of the sink observes with porcupine (--observe=false skips it)"},
 			&cli.IntFlag{Name: "shrink", Value: 3, Usage: "broken runs to shrink, lowest first (0: none)"},
 			&cli.IntFlag{Name: "shrink-budget", Value: torture.DefaultShrinkBudget, Usage: "most runs one shrink executes"},
@@ -52,6 +54,15 @@ func tortureCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			fixed := torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
+				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
+			jobs, err := validateTorture(c, cfg, fixed, c.Int("jobs"))
+			if err != nil {
+				return err
+			}
+			if err := checkOut("out", out); err != nil {
+				return err
+			}
 			opts := torture.Options{}
 			if sh != nil {
 				opts.Shard = *sh
@@ -73,6 +84,7 @@ func tortureCommand() *cli.Command {
 				opts.Jobs = 1 // live runs compete for the machine's real cores
 			}
 			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
+			opts.Jobs = jobs
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
 			rep, err := torture.Campaign(opts)
@@ -124,6 +136,9 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 			s.Run, s.FaultsBefore, len(s.Faults), s.DurationBeforeS, s.DurationS, s.Tries, s.Problem, s.Replay)
 	}
 	variant := rep.Variant
+	if sys, err := systems.Lookup(rep.System); err == nil {
+		variant, _ = systems.ResolveVariant(sys, variant) // as in the run folders' names
+	}
 	if variant == "" {
 		variant = "default"
 	}

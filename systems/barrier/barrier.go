@@ -35,11 +35,11 @@ const (
 	DefaultAlignTimeout  = "100ms"
 )
 
-// retained is how many completed checkpoints keep their snapshots in the
-// store so that Summarize can check them (the check covers the last
-// `retained`; runs up to about a minute at the default interval are checked
-// in full).
-const retained = 64
+// DefaultRetained is how many completed checkpoints keep their snapshots in
+// the store by default: 1, Flink's state.checkpoints.num-retained. Summarize
+// checks the retained ones; --checkpoints-retained 64 checks a minute of
+// checkpoints at the default interval, at the memory of 64 snapshots.
+const DefaultRetained = "1"
 
 func (system) Name() string { return "barrier" }
 func (system) Describe() string {
@@ -53,6 +53,9 @@ func (system) Flags() []systems.Flag {
 		{Name: "sink", Default: Sink2PC, Usage: "barrier sink: 2pc (effects visible when their checkpoint completes) or plain (visible on arrival: at-least-once output)"},
 		{Name: "max-concurrent-checkpoints", Default: DefaultMaxConcurrent, Usage: "checkpoints in progress at once (aligned only; unaligned needs 1)"},
 		{Name: "aligned-checkpoint-timeout", Default: DefaultAlignTimeout, Usage: "aligned-timeout variant: a checkpoint still aligning this long after its trigger switches to unaligned"},
+		{Name: "checkpoints-retained", Default: DefaultRetained, Usage: "completed checkpoints kept in the store (Flink's state.checkpoints.num-retained); the post-run consistency check covers these"},
+		{Name: "incremental", Default: "false", Usage: "true: keyed state snapshots write only the keys changed since the last completed checkpoint (RocksDB incremental checkpoints)"},
+		{Name: "full-checkpoint-every", Default: "10", Usage: "incremental: a chain of this many snapshots is consolidated by writing the next one in full"},
 	}
 }
 
@@ -86,6 +89,8 @@ type params struct {
 	alignTimeout engine.Time
 	coord        engine.ProcID
 	nprocs       int
+	incremental  bool
+	fullEvery    int
 }
 
 type options struct {
@@ -94,6 +99,9 @@ type options struct {
 	interval      engine.Time
 	maxConcurrent int
 	alignTimeout  engine.Time
+	retained      int
+	incremental   bool
+	fullEvery     int
 }
 
 func parseOptions(variant string, o systems.Options) (options, error) {
@@ -131,6 +139,19 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.alignTimeout, err = o.Duration("aligned-checkpoint-timeout"); err != nil {
 		return opt, err
 	}
+	if opt.retained, err = o.Int("checkpoints-retained", 1, 1024); err != nil {
+		return opt, err
+	}
+	switch o["incremental"] {
+	case "true":
+		opt.incremental = true
+	case "false":
+	default:
+		return opt, fmt.Errorf("--incremental=%q: want true or false", o["incremental"])
+	}
+	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
+		return opt, err
+	}
 	return opt, nil
 }
 
@@ -146,7 +167,8 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	par := &params{mode: opt.mode, twoPC: opt.twoPC, alignTimeout: opt.alignTimeout}
+	par := &params{mode: opt.mode, twoPC: opt.twoPC, alignTimeout: opt.alignTimeout,
+		incremental: opt.incremental, fullEvery: opt.fullEvery}
 	dep := &engine.Deployment{}
 	g := stream.Build(dep, job.Workload.Plan(), job.Parallelism, job.Workers,
 		func(g *stream.Graph, i int) engine.Process {
@@ -165,7 +187,7 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 		MaxConcurrent: opt.maxConcurrent,
 		Tasks:         tasks,
 		Sources:       g.Source,
-		Retain:        retained,
+		Retain:        opt.retained,
 	}
 	if opt.mode == modeAlignedTimeout {
 		cfg.AlignmentTimeout = opt.alignTimeout
@@ -203,6 +225,10 @@ type snapshot struct {
 	State   []stream.KV // keyed stage: its state in key order
 	Channel []inFlight  // records in flight into this task at the cut
 	Pending []int64     // 2PC sink: pre-committed transactions not yet committed
+	// Chain (incremental keyed state) lists the snapshots whose State,
+	// applied in order, give this task's state; the last is this one.
+	// Empty: State is the whole state.
+	Chain checkpoint.Chain
 }
 
 // inFlight is the channel state of one input channel.

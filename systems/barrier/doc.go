@@ -60,6 +60,35 @@
 //     consumed become channel state; the FIFO barrier is ignored when it
 //     comes) and forwards overtaking barriers.
 //
+// # Incremental checkpoints (--incremental, default false)
+//
+// As Flink's RocksDB backend with incremental checkpoints: a keyed task's
+// snapshot of checkpoint n writes only the keys updated since the snapshot
+// of the last checkpoint it knows complete (KindComplete; a late notice or
+// an abort makes the next delta re-upload those keys, as
+// RocksIncrementalSnapshotStrategy re-uploads files not yet confirmed), and
+// references the older snapshots that hold the rest: its chain, a full base
+// then deltas (checkpoint.IncrementalState). Serialisation and the write
+// are charged for the delta's bytes only. The coordinator's shared registry
+// (Flink's SharedStateRegistry) counts the retained checkpoints that
+// reference each stored snapshot and deletes one only when none does. A
+// restore reads every piece of the chain (a store read each: latency plus
+// bytes) and applies them oldest first. The chain is consolidated — the
+// next snapshot is written in full — when it holds full-checkpoint-every
+// pieces (default 10) or when its deltas would reach the base's bytes
+// (space amplification 2), as RocksDB compaction or the changelog
+// backend's periodic materialisation bounds what a restore reads: at most
+// full-checkpoint-every reads and twice the live state, however long the
+// run. Non-keyed snapshots (source offsets, the sink's transactions,
+// channel state) are written whole every time.
+//
+// # Retention (--checkpoints-retained, default 1)
+//
+// The coordinator keeps the last N completed checkpoints (Flink's
+// state.checkpoints.num-retained, default 1) and deletes the snapshots of
+// older ones (through the shared registry). The consistency check below
+// covers the retained ones, so tests and torture campaigns keep 64.
+//
 // A barrier of an older checkpoint arriving after a newer one on the same
 // channel, or of a checkpoint the coordinator aborted, is ignored; a
 // newer barrier on a channel an older checkpoint still waits for drops
@@ -108,11 +137,16 @@
 // task and checkpoint); alignment_buffered_records (records held in paused
 // channels at the snapshot: total and per-alignment max) and
 // alignment_buffered_bytes_max; unaligned_switches; sink_precommit_bytes;
-// global_restarts; restore_ms (snapshot load per task); records_replayed
+// global_restarts; restore_ms and restore_bytes (per task restore: time to
+// read its snapshot, its whole chain when incremental, and the bytes read);
+// checkpoint_restore_size_bytes (per completed checkpoint: what restoring
+// every task from it would read — equal to checkpoint_state_bytes plus
+// channel state for full snapshots, the chains' bytes when incremental);
+// incremental; snapshots_retained_max; records_replayed
 // (source reads beyond the first reading of each record, exact for a
 // drained run); channel_state_records_restored; and a per-checkpoint table
 // "checkpoints" (trigger time, status, duration, sizes, alignment max,
-// buffered records). Distributions are {n, p50, p99, max, mean}.
+// buffered records, restore size). Distributions are {n, p50, p99, max, mean}.
 //
 // # Snapshot consistency
 //
@@ -121,10 +155,10 @@
 // drained through the plan, must equal the workload oracle's state at the
 // recorded source offsets, and channel state must lie inside those offsets.
 // The oracle is fed incrementally in checkpoint order, so the check costs
-// one pass over the log. The coordinator retains the last 64 completed
-// checkpoints (Flink's state.checkpoints.num-retained) so the check covers
-// runs of about a minute at the default interval in full; older ones are
-// counted as snapshots_not_retained. Results: snapshots_checked,
+// one pass over the log. An incremental snapshot is checked as the state
+// its chain gives. The check covers the retained checkpoints
+// (--checkpoints-retained: 1 by default, 64 covers about a minute at the
+// default interval); older ones are counted as snapshots_not_retained. Results: snapshots_checked,
 // snapshots_consistent, snapshots_inconsistent, snapshot_problems and
 // safety_violations (= inconsistent; > 0 makes the run exit 3).
 package barrier

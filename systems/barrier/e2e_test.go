@@ -23,6 +23,9 @@ func e2eConfig(variant string, faults ...string) harness.Config {
 	cfg.Rate = e2eRate
 	cfg.Duration = 6 * engine.Second
 	cfg.Faults = faults
+	// Keep every completed checkpoint, so that the post-run check covers
+	// them all (the default keeps one, as Flink).
+	cfg.SystemOpts = map[string]string{"checkpoints-retained": "64"}
 	return cfg
 }
 
@@ -177,7 +180,7 @@ func TestCrashDuringAlignment(t *testing.T) {
 func TestPlainSinkDuplicates(t *testing.T) {
 	t.Parallel()
 	cfg := e2eConfig(Aligned, "crash")
-	cfg.SystemOpts = map[string]string{"sink": SinkPlain}
+	cfg.SystemOpts["sink"] = SinkPlain
 	r := execute(t, cfg).Result
 	if r.Duplicates == 0 || r.Lost != 0 || r.WrongKeys != 0 {
 		t.Errorf("dup=%d lost=%d wrong=%d: want duplicates, no loss, exact final state", r.Duplicates, r.Lost, r.WrongKeys)
@@ -266,6 +269,9 @@ func TestBadOptions(t *testing.T) {
 		{"sink": "exactly"},
 		{"checkpoint-interval": "0s"},
 		{"max-concurrent-checkpoints": "0"},
+		{"checkpoints-retained": "0"},
+		{"incremental": "yes"},
+		{"full-checkpoint-every": "0"},
 	} {
 		cfg := e2eConfig(Aligned)
 		cfg.SystemOpts = opts

@@ -86,16 +86,34 @@ func (nd *node) forward(ctx engine.Ctx, n int64, trigger engine.Time, priority b
 }
 
 // load reads this task's snapshot of checkpoint n, charging the read, and
-// records the restore. A completed checkpoint without a snapshot is a bug.
+// records the restore. An incremental snapshot's chain is read too, piece
+// by piece, and the snapshot returned holds the whole state (a copy: the
+// stored one is immutable). A completed checkpoint without a snapshot is a
+// bug.
 func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 	start := ctx.Now()
 	v, ok := nd.part.Load(ctx, n)
 	if !ok {
 		panic(fmt.Sprintf("barrier: %s has no snapshot of completed checkpoint %d", nd.name, n))
 	}
-	ctx.Record(engine.Event{Kind: "restore", ID: n, Value: int64(ctx.Now() - start)})
+	snap := v.(*snapshot)
+	bytes := stream.StateBytes(len(snap.State))
+	if len(snap.Chain) > 1 {
+		state, ok := chainState(snap, func(m int64) *snapshot {
+			v, _ := nd.part.Load(ctx, m)
+			s, _ := v.(*snapshot)
+			return s
+		})
+		if !ok {
+			panic(fmt.Sprintf("barrier: %s misses a piece of checkpoint %d's chain", nd.name, n))
+		}
+		whole := *snap
+		whole.State = state
+		snap, bytes = &whole, snap.Chain.Bytes()
+	}
+	ctx.Record(engine.Event{Kind: "restore", ID: n, Value: int64(ctx.Now() - start), Bytes: bytes})
 	nd.maxSeen = n
-	return v.(*snapshot)
+	return snap
 }
 
 // source reads one partition of the log. On trigger n it records its

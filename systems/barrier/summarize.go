@@ -21,6 +21,7 @@ type checkpointRow struct {
 	DurationMS        float64 `json:"duration_ms,omitempty"`
 	StateBytes        int64   `json:"state_bytes,omitempty"`
 	ChannelStateBytes int64   `json:"channel_state_bytes,omitempty"`
+	RestoreSizeBytes  int64   `json:"restore_size_bytes,omitempty"`
 	AlignmentMaxMS    float64 `json:"alignment_max_ms"`
 	BufferedRecords   int64   `json:"alignment_buffered_records"`
 }
@@ -42,7 +43,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		}
 		return rows[id]
 	}
-	var durations, stateBytes, channelBytes, alignments, restores []float64
+	var durations, stateBytes, channelBytes, alignments, restores, restoreSizes, restoreBytes []float64
 	var completed []int64
 	failed := map[string]int64{}
 	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes, restarts int64
@@ -56,6 +57,9 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			durations = append(durations, ms(e.Value))
 			stateBytes = append(stateBytes, float64(e.Bytes))
 			completed = append(completed, e.ID)
+		case "checkpoint_restore_size":
+			row(e.ID).RestoreSizeBytes = e.Bytes
+			restoreSizes = append(restoreSizes, float64(e.Bytes))
 		case "checkpoint_channel_state":
 			row(e.ID).ChannelStateBytes = e.Bytes
 			channelBytes = append(channelBytes, float64(e.Bytes))
@@ -77,6 +81,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			precommitBytes += e.Bytes
 		case "restore":
 			restores = append(restores, ms(e.Value))
+			restoreBytes = append(restoreBytes, float64(e.Bytes))
 		case "deploy":
 			if e.ID > 0 {
 				restarts++
@@ -122,6 +127,9 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"sink_precommit_bytes":           precommitBytes,
 		"global_restarts":                restarts,
 		"restore_ms":                     stat(restores),
+		"restore_bytes":                  stat(restoreBytes),
+		"checkpoint_restore_size_bytes":  stat(restoreSizes),
+		"incremental":                    opt.incremental,
 		// Every source read beyond the first reading of each record: exact
 		// for a drained run (every record read at least once).
 		"records_replayed":               max(0, read-appended),
@@ -133,7 +141,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"snapshot_problems":              problems,
 		"safety_violations":              int64(res.Inconsistent + missing),
 		"checkpoints":                    table,
-		"snapshots_retained_max":         int64(retained),
+		"snapshots_retained_max":         int64(opt.retained),
 	}
 }
 
@@ -193,8 +201,12 @@ func buildCut(g *stream.Graph, n int64, load func(int64, engine.ProcID) *snapsho
 			if s == nil {
 				return cut, fmt.Sprintf("%s/%d has no snapshot", g.Plan.Stages[st].Name, i)
 			}
-			kvs := make([]check.StateKV, len(s.State))
-			for k, kv := range s.State {
+			state, ok := chainState(s, func(m int64) *snapshot { return load(m, id) })
+			if !ok {
+				return cut, fmt.Sprintf("%s/%d misses a piece of its incremental chain", g.Plan.Stages[st].Name, i)
+			}
+			kvs := make([]check.StateKV, len(state))
+			for k, kv := range state {
 				kvs[k] = check.StateKV{Key: kv.Key, Val: kv.Val}
 			}
 			cut.Stages[st].State = append(cut.Stages[st].State, kvs)

@@ -15,8 +15,9 @@ import (
 type task struct {
 	node
 	stage  *workloads.Stage
-	op     *stream.Operator // nil for the sink
-	sink   *sink            // nil for operators
+	op     *stream.Operator             // nil for the sink
+	inc    *checkpoint.IncrementalState // incremental checkpoints of op's keyed state
+	sink   *sink                        // nil for operators
 	router *stream.Router
 	ctx    engine.Ctx // valid while handling a message, for emit
 
@@ -42,6 +43,9 @@ func newTask(par *params, g *stream.Graph, s, i int) *task {
 		t.sink = &sink{twoPC: par.twoPC, stage: t.stage}
 	default:
 		t.op = stream.NewOperator(t.stage, t.emit)
+		if par.incremental && t.op.State != nil {
+			t.inc = checkpoint.NewIncremental(t.op, par.fullEvery)
+		}
 	}
 	t.setInputs(t.inputs)
 	return t
@@ -83,10 +87,16 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		if t.part.Current(m) && t.sink != nil {
 			t.sink.commitThrough(ctx, m.Val)
 		}
+		if t.part.Current(m) && t.inc != nil {
+			t.inc.Complete(m.Val)
+		}
 		return
 	case checkpoint.KindAbort:
 		if t.part.Current(m) {
 			t.abort(ctx, m.Val)
+			if t.inc != nil {
+				t.inc.Abort(m.Val)
+			}
 		}
 		return
 	case checkpoint.KindAlignTimeout:
@@ -143,6 +153,9 @@ func (t *task) deploy(ctx engine.Ctx, m engine.Msg) {
 		snap := t.load(ctx, n)
 		if t.op != nil && t.op.State != nil {
 			t.op.Restore(snap.State)
+			if t.inc != nil {
+				t.inc.Restored(snap.Chain)
+			}
 		}
 		if t.sink != nil {
 			t.sink.recover(ctx, snap.Pending)
@@ -172,6 +185,9 @@ func (t *task) deploy(ctx engine.Ctx, m engine.Msg) {
 func (t *task) takeState(ctx engine.Ctx, cp *inflight) {
 	cp.snapshotted = true
 	switch {
+	case t.inc != nil:
+		cp.snap.State, cp.snap.Chain = t.inc.Take(cp.id)
+		cp.stateBytes = stream.StateBytes(len(cp.snap.State))
 	case t.op != nil && t.op.State != nil:
 		cp.snap.State = t.op.Snapshot()
 		cp.stateBytes = stream.StateBytes(len(cp.snap.State))
@@ -222,6 +238,11 @@ func (t *task) stored(ctx engine.Ctx, token int64) {
 	if cp.outstanding > 0 || !cp.persisted {
 		return
 	}
-	t.part.Acknowledge(ctx, cp.id, checkpoint.Ack{StateBytes: cp.stateBytes, ChannelBytes: cp.channelBytes})
+	a := checkpoint.Ack{StateBytes: cp.stateBytes, ChannelBytes: cp.channelBytes}
+	if len(cp.snap.Chain) > 0 {
+		a.Refs = chainRefs(cp.snap.Chain, ctx.Self())
+		a.RestoreBytes = cp.snap.Chain.Bytes() + cp.channelBytes
+	}
+	t.part.Acknowledge(ctx, cp.id, a)
 	t.remove(cp)
 }

@@ -26,3 +26,30 @@ func TestClaimFollowsWhereStateLives(t *testing.T) {
 		}
 	}
 }
+
+// The claim follows --ackers: acking off is at most once (nothing is
+// replayed, and spouts commit before they emit), the reader half still
+// follows where the state lives; a value Compile would refuse keeps the
+// default claim (Compile reports it).
+func TestClaimFollowsAckers(t *testing.T) {
+	s, _ := systems.Lookup("stormack")
+	for _, tc := range []struct {
+		workload, ackers string
+		want             systems.Claim
+	}{
+		{"grep", "0", systems.Claim{Guarantee: systems.AtMostOnce, Monotonic: true}},
+		{"wordcount", "0", systems.Claim{Guarantee: systems.AtMostOnce, Monotonic: true}},
+		{"bank", "0", systems.Claim{Guarantee: systems.AtMostOnce, Monotonic: false}},
+		{"wordcount", "1", systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}},
+		{"wordcount", "workers", systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}},
+		{"wordcount", "-1", systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}},
+	} {
+		w, err := workloads.New(tc.workload, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := systems.ClaimFor(s, "default", systems.Options{"ackers": tc.ackers}, w.Plan()); c != tc.want {
+			t.Errorf("%s --ackers %s: claim %s, want %s", tc.workload, tc.ackers, c, tc.want)
+		}
+	}
+}

@@ -78,9 +78,37 @@
 //     stuck slots for the whole 30 s; 5000 leaves that headroom.
 //   - ackers ("workers": one per worker, Storm's default when
 //     topology.acker.executors is unset; acker i runs on worker i mod
-//     workers; a tree's acker is its root id mod ackers).
+//     workers; a tree's acker is its root id mod ackers). 0 turns acking
+//     off, see below.
 //   - offset-commit-interval (1s; the Kafka spout's default is 30 s, which
 //     would make a spout crash re-read up to 30 s of input).
+//   - max-poll-records (500, Kafka's max.poll.records): with acking off,
+//     the most records a spout polls, commits and emits at once.
+//
+// Acking off (--ackers 0, topology.acker.executors=0). Storm then tracks no
+// tuple trees: a spout's ack() is called as soon as it emits, tuples carry
+// an empty message id (4 bytes), bolts send nothing to an acker, and
+// nothing is ever failed, timed out or replayed; ack-timeout and
+// max-spout-pending have no effect (Storm applies max.spout.pending only to
+// tracked tuples). The spouts read with storm-kafka-client's AT_MOST_ONCE
+// processing guarantee (KafkaSpoutConfig.ProcessingGuarantee): each polled
+// batch's offset is committed synchronously, right after the poll and
+// before any of its records is emitted, and the commit interval is ignored.
+// Here: a spout takes what the log has appended, up to max-poll-records,
+// writes the offset after it to ctx.Store(), and emits the batch (32
+// records per poll timer, so backpressure can stop it) only once the write
+// is durable; it polls again when the batch is out. A restarted spout
+// resumes at its last durable commit, so no record is emitted twice, and a
+// crash loses what was in flight and what the committed batch had not yet
+// sent: the claim is at most once (still monotonic where the keyed state is
+// the external store). A periodic commit (offset-commit-interval) would
+// break it, re-emitting after a restart what was sent since the last
+// commit (TestAcksOffPeriodicCommitDuplicates). The cost is one store
+// write, store-latency long, per batch, during which the spout emits
+// nothing — commitSync blocks the spout's thread — so with small batches
+// the commits, not the CPU, bound a spout's rate (README, reproductions).
+// The harness drains no longer than its default (DrainExtra is 0), and
+// system_metrics add acking "off" and offset_commits.
 //
 // Metrics (counters and system_metrics): trees completed, failed by
 // timeout, failed explicitly; tuples replayed; complete latency (mean and

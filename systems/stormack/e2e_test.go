@@ -154,3 +154,72 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("same seed, different runs: dup %d/%d events %d/%d", a.Duplicates, b.Duplicates, a.SimEvents, b.SimEvents)
 	}
 }
+
+var acksOff = map[string]string{"ackers": "0"}
+
+// Acking off (--ackers 0): no trees, no ack traffic, and with no fault
+// every record arrives exactly once.
+func TestAcksOffNoFaultIsExact(t *testing.T) {
+	t.Parallel()
+	r := run(t, "grep", 20000, acksOff)
+	if r.ClaimedGuarantee != "at-most-once" || r.Duplicates != 0 || r.Lost != 0 || !r.ClaimHeld || r.ExitCode != 0 {
+		t.Fatalf("acks off, no faults: claimed %s dup=%d lost=%d held=%v exit=%d", r.ClaimedGuarantee, r.Duplicates, r.Lost, r.ClaimHeld, r.ExitCode)
+	}
+	if r.ThroughputRPS == nil || *r.ThroughputRPS < 0.95*r.Config.RateRPS {
+		t.Fatalf("throughput %s below the offered %.0f", harness.FormatRPS(r.ThroughputRPS, "null"), r.Config.RateRPS)
+	}
+	if metric(t, r, "ack_messages") != 0 || metric(t, r, "trees_completed") != 0 || metric(t, r, "offset_commits") == 0 {
+		t.Fatalf("acking off must send no ack stream and commit offsets: %v", r.SystemMetrics)
+	}
+}
+
+// Acceptance: with acking off a crash loses records (in flight, and the
+// committed batch not yet emitted) but duplicates none, because every
+// spout commits a batch's offsets before emitting it: at most once, and
+// the external aggregate still only grows.
+func TestAcksOffCrashAtMostOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		workload string
+		faults   []string
+	}{
+		{"wordcount", []string{"crash"}},
+		{"grep", []string{"crash@2s:worker=1"}},
+		{"wordcount", []string{"crash@1.5s:worker=2,restart=100ms", "crash@3s:worker=0", "reorder@1s-4s:edge=all,p=0.3"}},
+	} {
+		r := run(t, tc.workload, 10000, acksOff, tc.faults...)
+		if r.Duplicates != 0 || r.Lost == 0 || r.Verdict != "at-most-once" || !r.ClaimHeld || r.ExitCode != 0 {
+			t.Fatalf("%s %v: dup=%d lost=%d verdict=%s held=%v exit=%d %v", tc.workload, tc.faults,
+				r.Duplicates, r.Lost, r.Verdict, r.ClaimHeld, r.ExitCode, r.Problems)
+		}
+		if r.ClaimedReader != "monotonic" || r.ReaderRegressions != 0 {
+			t.Fatalf("%s: reader %s, %d regressions", tc.workload, r.ClaimedReader, r.ReaderRegressions)
+		}
+		if metric(t, r, "spout_restarts") == 0 || metric(t, r, "tuples_replayed") != 0 || metric(t, r, "ack_messages") != 0 {
+			t.Fatalf("%s: want a spout resumed from its committed offset and nothing replayed: %v", tc.workload, r.SystemMetrics)
+		}
+	}
+}
+
+// The same crash with a spout that commits periodically instead re-emits,
+// after the restart, what it had sent since its last commit: committing
+// each batch before emitting it is what keeps the claim.
+func TestAcksOffPeriodicCommitDuplicates(t *testing.T) {
+	t.Parallel()
+	cfg := harness.DefaultConfig()
+	cfg.System = stormack.PeriodicCommitTestSystem
+	cfg.Workload = "wordcount"
+	cfg.Duration = 5 * engine.Second
+	cfg.Rate = 10000
+	cfg.Faults = []string{"crash"}
+	cfg.SystemOpts = acksOff
+	out, err := harness.Execute(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	t.Logf("periodic commits: dup=%d lost=%d held=%v exit=%d", r.Duplicates, r.Lost, r.ClaimHeld, r.ExitCode)
+	if r.Duplicates == 0 || r.ClaimHeld || r.ExitCode != 3 {
+		t.Fatalf("periodic commits: dup=%d held=%v exit=%d, want duplicates and a broken claim", r.Duplicates, r.ClaimHeld, r.ExitCode)
+	}
+}

@@ -306,7 +306,11 @@ type topo struct {
 	timeout     engine.Time
 	maxPending  int
 	commitEvery engine.Time
+	maxPoll     int // records an unacked spout polls and commits at once
 	failEvery   int // test hook: the sink fails every failEvery-th write
+	// test hook: an unacked spout emits every batch at once and commits
+	// its position every commitEvery instead
+	periodicCommit bool
 }
 
 func (t *topo) ackerOf(root uint64) engine.ProcID {

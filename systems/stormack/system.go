@@ -3,6 +3,7 @@ package stormack
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"ftbench/engine"
 	"ftbench/systems"
@@ -12,12 +13,16 @@ import (
 
 func init() { systems.Register(system{name: "stormack"}) }
 
-// system is the registered protocol. failEvery is a test hook (a second
-// registration in the tests) that makes every failEvery-th sink write fail,
-// to drive the explicit-fail path end to end; the CLI never sets it.
+// system is the registered protocol. failEvery and periodicCommit are test
+// hooks (further registrations in the tests): failEvery makes every
+// failEvery-th sink write fail, to drive the explicit-fail path end to end;
+// periodicCommit makes an unacked spout emit at once and commit its
+// position every offset-commit-interval, to show that at-most-once needs
+// each batch committed before it is emitted. The CLI never sets them.
 type system struct {
-	name      string
-	failEvery int
+	name           string
+	failEvery      int
+	periodicCommit bool
 }
 
 // Defaults of the system's flags.
@@ -26,28 +31,42 @@ const (
 	defaultMaxPending = "5000" // topology.max.spout.pending, per spout task
 	defaultAckers     = "workers"
 	defaultCommit     = "1s"
+	defaultMaxPoll    = "500" // Kafka's max.poll.records
 )
 
 func (s system) Name() string { return s.name }
 func (system) Describe() string {
-	return "Storm: XOR acking with anchoring, acker tasks and timeout replay; state lives in the sink (at-least-once)"
+	return "Storm: XOR acking with anchoring, acker tasks and timeout replay; state lives in the sink (at-least-once; --ackers 0: acking off, spouts commit before emitting, at-most-once)"
 }
 func (system) Variants() []string { return []string{"default"} }
 func (system) Flags() []systems.Flag {
 	return []systems.Flag{
 		{Name: "ack-timeout", Default: defaultTimeout, Usage: "stormack: a spout tuple whose tree is not complete after this long is failed and replayed (Storm's topology.message.timeout.secs)"},
 		{Name: "max-spout-pending", Default: defaultMaxPending, Usage: "stormack: most spout tuples a spout task has pending (Storm's topology.max.spout.pending)"},
-		{Name: "ackers", Default: defaultAckers, Usage: "stormack: acker tasks, or 'workers' for one per worker (Storm's default)"},
+		{Name: "ackers", Default: defaultAckers, Usage: "stormack: acker tasks, or 'workers' for one per worker (Storm's default); 0 turns acking off (at-most-once: spouts commit each polled batch before emitting it)"},
 		{Name: "offset-commit-interval", Default: defaultCommit, Usage: "stormack: how often a spout persists its lowest un-acked offset"},
+		{Name: "max-poll-records", Default: defaultMaxPoll, Usage: "stormack with --ackers 0: most records a spout polls, commits and then emits at once (Kafka's max.poll.records)"},
 	}
 }
 
 // Claim: replays after an ack timeout apply effects again (at least once),
 // and the external aggregate survives crashes and only grows (monotonic).
-// That is the claim for plans whose only keyed stage feeds the sink (see
-// ClaimFor), as every workload's default compile but bank's.
-func (system) Claim(string, systems.Options) systems.Claim {
+// With acking off (--ackers 0) nothing is replayed and every spout commits
+// a batch's offsets before emitting it, so a restart never re-emits a
+// record: at most once, and still monotonic. That is the claim for plans
+// whose only keyed stage feeds the sink (see ClaimFor), as every workload's
+// default compile but bank's.
+func (system) Claim(_ string, opts systems.Options) systems.Claim {
+	if ackingOff(opts) {
+		return systems.Claim{Guarantee: systems.AtMostOnce, Monotonic: true}
+	}
 	return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}
+}
+
+// ackingOff reports whether opts turn acking off (--ackers 0).
+func ackingOff(opts systems.Options) bool {
+	n, err := strconv.Atoi(opts["ackers"])
+	return err == nil && n == 0
 }
 
 // ClaimFor: a keyed stage that does not directly feed the sink runs as a
@@ -66,7 +85,7 @@ func (s system) ClaimFor(variant string, opts systems.Options, plan *workloads.P
 }
 
 func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
-	t := &topo{job: job, failEvery: s.failEvery}
+	t := &topo{job: job, failEvery: s.failEvery, periodicCommit: s.periodicCommit}
 	var err error
 	if t.timeout, err = job.Opts.Duration("ack-timeout"); err != nil {
 		return nil, err
@@ -77,9 +96,12 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if t.commitEvery, err = job.Opts.Duration("offset-commit-interval"); err != nil {
 		return nil, err
 	}
+	if t.maxPoll, err = job.Opts.Int("max-poll-records", 1, 1<<20); err != nil {
+		return nil, err
+	}
 	nAckers := job.Workers
 	if v := job.Opts["ackers"]; v != defaultAckers {
-		if nAckers, err = job.Opts.Int("ackers", 1, 1024); err != nil {
+		if nAckers, err = job.Opts.Int("ackers", 0, 1024); err != nil {
 			return nil, fmt.Errorf("%w, or %q", err, defaultAckers)
 		}
 	}
@@ -98,7 +120,12 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 		ext[i] = map[uint64]int64{}
 	}
 	t.g = stream.Build(dep, t.plan, job.Parallelism, job.Workers,
-		func(_ *stream.Graph, i int) engine.Process { return newSpout(t, i) },
+		func(_ *stream.Graph, i int) engine.Process {
+			if nAckers == 0 {
+				return newUnackedSpout(t, i)
+			}
+			return newSpout(t, i)
+		},
 		func(_ *stream.Graph, st, i int) engine.Process {
 			if st == last {
 				return newSink(t, ext[i])
@@ -119,8 +146,11 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 // DrainExtra tells the harness to drain for ack-timeout longer than its
 // default: a tree lost in a crash near the end of the input is only noticed
 // (and replayed) when its timeout expires, and until then its records are
-// late, not lost.
+// late, not lost. With acking off nothing is ever replayed.
 func (system) DrainExtra(opts systems.Options) engine.Time {
+	if ackingOff(opts) {
+		return 0
+	}
 	d, err := opts.Duration("ack-timeout")
 	if err != nil {
 		return 0 // Compile reports the bad flag
@@ -151,6 +181,10 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	m["acker_state_bytes_peak"] = ackerPeak.max * entryBytes
 	m["acker_pending_trees_peak_sum"] = ackerPeak.sum
 	m["spout_pending_peak"] = spoutPeak.max
+	if ackingOff(r.Job.Opts) {
+		m["acking"] = "off"
+		m[cOffsetCommits] = c[cOffsetCommits]
+	}
 	return m
 }
 

@@ -148,6 +148,7 @@ const (
 	cTuplesEmitted   = "tuples_emitted"
 	cSpoutRestarts   = "spout_restarts"
 	cCompleteLatency = "tree_complete_latency_ns_sum"
+	cOffsetCommits   = "offset_commits" // acking off: one synchronous commit per polled batch
 )
 
 // withID attaches a message id to a data tuple and adds its bytes.

@@ -42,6 +42,12 @@ type Ack struct {
 	Task         engine.ProcID
 	StateBytes   int64
 	ChannelBytes int64 // in-flight records persisted (unaligned barriers, CL channel state)
+	// Refs are the store keys the snapshot references (incremental
+	// checkpoints: the chain's pieces); nil means just Key(n, Task).
+	Refs []string
+	// RestoreBytes is what restoring this task's snapshot reads: its
+	// state chain plus channel state (0: StateBytes + ChannelBytes).
+	RestoreBytes int64
 }
 
 // Deploy starts a task in an attempt, from a checkpoint (-1: from scratch).
@@ -81,7 +87,9 @@ type pending struct {
 	acked        map[engine.ProcID]bool
 	stateBytes   int64
 	channelBytes int64
-	writing      bool // metadata write in progress
+	restoreBytes int64
+	refs         []string // store keys the tasks' snapshots reference
+	writing      bool     // metadata write in progress
 }
 
 // Coordinator is the checkpoint coordinator process.
@@ -91,6 +99,7 @@ type Coordinator struct {
 	next      int64   // next checkpoint id
 	completed int64   // last completed checkpoint, -1 if none
 	retained  []int64 // completed checkpoints whose snapshots are kept, oldest first
+	shared    sharedRegistry
 	pending   map[int64]*pending
 	down      map[int]bool
 	restoring bool // between failure and deployment: no triggers
@@ -104,7 +113,8 @@ func NewCoordinator(cfg Config) *Coordinator {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * engine.Second
 	}
-	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{}}
+	return &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{},
+		shared: sharedRegistry{count: map[string]int{}, refs: map[int64][]string{}}}
 }
 
 // MetaKey is where the coordinator records the last completed checkpoint.
@@ -182,6 +192,7 @@ func (c *Coordinator) pendingIDs() []int64 {
 
 func (c *Coordinator) abort(ctx engine.Ctx, n int64, why string) {
 	delete(c.pending, n)
+	defer c.sweep(ctx)
 	ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: why})
 	for _, t := range c.cfg.Tasks {
 		ctx.Send(t, engine.Msg{Kind: KindAbort, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
@@ -224,6 +235,16 @@ func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
 	p.acked[a.Task] = true
 	p.stateBytes += a.StateBytes
 	p.channelBytes += a.ChannelBytes
+	if a.RestoreBytes > 0 {
+		p.restoreBytes += a.RestoreBytes
+	} else {
+		p.restoreBytes += a.StateBytes + a.ChannelBytes
+	}
+	if a.Refs != nil {
+		p.refs = append(p.refs, a.Refs...)
+	} else {
+		p.refs = append(p.refs, Key(m.Val, a.Task))
+	}
 	if len(p.acked) == len(c.cfg.Tasks) {
 		// Every snapshot is durable; the checkpoint exists once its
 		// metadata is (Flink's completed-checkpoint store).
@@ -243,6 +264,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	}
 	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
+	ctx.Record(engine.Event{Kind: "checkpoint_restore_size", ID: n, Bytes: p.restoreBytes})
 	// Older pending checkpoints are subsumed, as in Flink.
 	for _, old := range c.pendingIDs() {
 		if old < n {
@@ -253,15 +275,93 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 		ctx.Send(t, engine.Msg{Kind: KindComplete, Ctrl: true, Key: uint64(c.attempt), Val: n, Size: 16})
 	}
 	// Garbage-collect checkpoints beyond the retained number; the newest
-	// replaces them for recovery.
+	// replaces them for recovery. A file still referenced by a retained
+	// checkpoint (an incremental chain's older piece) stays.
+	c.shared.register(n, p.refs)
 	c.retained = append(c.retained, n)
 	for len(c.retained) > max(c.cfg.Retain, 1) {
 		old := c.retained[0]
 		c.retained = c.retained[1:]
-		for _, t := range c.cfg.Tasks {
-			ctx.Store().Delete(Key(old, t))
+		c.shared.release(old, c.next)
+	}
+	c.sweep(ctx)
+}
+
+// sweep deletes the released files that no checkpoint in progress can
+// reference any more.
+func (c *Coordinator) sweep(ctx engine.Ctx) {
+	oldest := c.next
+	for n := range c.pending {
+		oldest = min(oldest, n)
+	}
+	for _, key := range c.shared.collect(oldest) {
+		ctx.Store().Delete(key)
+	}
+}
+
+// sharedRegistry is Flink's SharedStateRegistry: for every stored snapshot
+// file, how many retained completed checkpoints reference it. A file is
+// deleted when the last checkpoint referencing it is discarded, so
+// incremental checkpoints can share their chain's older pieces — but not
+// before every checkpoint triggered by then has finished: a task that has
+// not yet heard that a newer checkpoint completed may still build a delta
+// on the discarded one's files (with concurrent checkpoints), as Flink's
+// registry keeps a file until no pending checkpoint can use it.
+type sharedRegistry struct {
+	count map[string]int
+	refs  map[int64][]string // retained checkpoint -> the files it references
+	dead  []released
+}
+
+// released are files no retained checkpoint references, deletable once no
+// checkpoint older than until is in progress.
+type released struct {
+	keys  []string
+	until int64
+}
+
+func (r *sharedRegistry) register(n int64, keys []string) {
+	r.refs[n] = keys
+	for _, k := range keys {
+		r.count[k]++
+	}
+}
+
+// release discards checkpoint n; the files no longer referenced become
+// deletable once no checkpoint older than next (the next to be triggered)
+// is in progress.
+func (r *sharedRegistry) release(n, next int64) {
+	var unused []string
+	for _, k := range r.refs[n] {
+		if r.count[k]--; r.count[k] <= 0 {
+			delete(r.count, k)
+			unused = append(unused, k)
 		}
 	}
+	delete(r.refs, n)
+	if len(unused) > 0 {
+		r.dead = append(r.dead, released{keys: unused, until: next})
+	}
+}
+
+// collect returns the released files deletable when the oldest checkpoint
+// in progress (or the next to be triggered) is oldest, in release order.
+// A file a newer checkpoint registered again meanwhile is kept.
+func (r *sharedRegistry) collect(oldest int64) (gone []string) {
+	keep := r.dead[:0]
+	for _, d := range r.dead {
+		if d.until > oldest {
+			keep = append(keep, d)
+			continue
+		}
+		for _, k := range d.keys {
+			if r.count[k] == 0 {
+				gone = append(gone, k)
+			}
+		}
+	}
+	r.dead = keep
+	return gone
 }
 
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
@@ -275,6 +375,7 @@ func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 		delete(c.pending, n)
 		ctx.Record(engine.Event{Kind: "checkpoint_aborted", ID: n, Note: "failure"})
 	}
+	c.sweep(ctx)
 	for _, t := range c.cfg.Tasks {
 		ctx.Restart(t)
 	}

@@ -125,13 +125,16 @@ func (r *Router) Route(ctx engine.Ctx, m engine.Msg) {
 }
 
 // KeyPartition is the instance of n that owns key.
-func KeyPartition(key uint64, n int) int { return int(engine.Mix64(key) % uint64(n)) }
+func KeyPartition(key uint64, n int) int { return workloads.KeyPartition(key, n) }
 
 // Operator runs one non-sink stage's function on records, with its keyed state.
 type Operator struct {
 	Stage *workloads.Stage
 	State map[uint64]int64 // nil for stateless stages
-	emit  func(engine.Msg)
+	// Changed, when not nil, collects the keys updated since it was last
+	// replaced (incremental checkpoints: a RocksDB memtable's keys).
+	Changed map[uint64]struct{}
+	emit    func(engine.Msg)
 }
 
 // NewOperator makes an operator that hands every output to emit.
@@ -150,6 +153,9 @@ func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
 		s := o.State[m.Key]
 		o.Stage.Update(&s, m, o.emit)
 		o.State[m.Key] = s
+		if o.Changed != nil {
+			o.Changed[m.Key] = struct{}{}
+		}
 		return
 	}
 	o.Stage.Fn(m, o.emit)
@@ -178,6 +184,13 @@ func (o *Operator) Snapshot() []KV {
 // Restore replaces the keyed state with a snapshot.
 func (o *Operator) Restore(kvs []KV) {
 	o.State = make(map[uint64]int64, len(kvs))
+	for _, kv := range kvs {
+		o.State[kv.Key] = kv.Val
+	}
+}
+
+// Apply overwrites the keys of a delta snapshot (newer values win).
+func (o *Operator) Apply(kvs []KV) {
 	for _, kv := range kvs {
 		o.State[kv.Key] = kv.Val
 	}

@@ -1,0 +1,229 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+
+	"ftbench/engine"
+	"ftbench/workloads"
+)
+
+// BudgetBytes is the size budget: the largest estimated peak memory a run
+// may need before bench refuses it (unless --no-budget). It is a fixed
+// figure, never the host's free memory, so the same command gets the same
+// answer on every machine; 3 GiB leaves room under 4 GB for the estimate's
+// error. README: Input limits.
+const BudgetBytes int64 = 3 << 30
+
+// The memory model. Each constant is what one unit of a run costs in peak
+// resident memory with the current data structures, garbage-collector
+// headroom included; change them with the structures they describe.
+const (
+	// baseBytes: the runtime, the binary, the simulator and a small
+	// deployment: a 5 s barrier run peaks at 185 MB, of which 23 MB are
+	// its records.
+	baseBytes = 160 << 20
+	// bytesPerRecord: every appended record of every partition costs the
+	// oracle's effect count (1 byte), the latest-first-commit time behind
+	// output staleness (8 bytes), the delivery checker's bits, and their
+	// garbage-collected growth: measured as the slope of peak RSS between a
+	// 5 s and a 40 s barrier run at 146 k records/s (31 bytes a record).
+	bytesPerRecord = 32
+	// bytesPerBucket: one time-series bucket holds a latency histogram
+	// (57 chunk pointers, and a 1 KiB chunk per octave of latency seen),
+	// its counters, its row and its staleness: about 2 KiB, doubled for
+	// slice growth.
+	bytesPerBucket = 4 << 10
+	// bytesPerKey: each map holding every key of keyed state (the oracle's
+	// state and visible view, the output store, the operators' state,
+	// checkpoint copies), about 40 bytes a key each.
+	bytesPerKey = 200
+	// bytesPerRoundProcess: a periodic round (checkpoint, snapshot,
+	// micro-batch, offset commit) records about 3 events per process (a
+	// barrier run: 47 events per checkpoint with 17 processes), 128 bytes
+	// each with the events list's growth, and 4 leaves room for the
+	// round's messages.
+	bytesPerRoundProcess = 4 * 128
+	// channelFill: a full channel holds its credit (channel-buffers x
+	// buffer-bytes) of wire bytes, which in the simulator's rings take
+	// about twice as much.
+	channelFill = 2
+	// bytesPerQueuedRecord caps the channels' term: the channels cannot
+	// hold more than every record once per hop, 80 bytes in a ring,
+	// doubled for garbage-collector headroom.
+	bytesPerQueuedRecord = 160
+)
+
+// keyOptions are the workload options that set how many distinct keys
+// keyed state holds.
+var keyOptions = []string{"vocabulary", "accounts"}
+
+// Estimate is the size of a run, computed from its configuration before
+// anything is allocated.
+type Estimate struct {
+	Records   int64       // source records appended, all partitions
+	SimTime   engine.Time // longest simulated time: input, drain and settle window
+	Buckets   int64       // time-series buckets over SimTime
+	Rounds    int64       // periodic protocol rounds (checkpoints, batches, ...) over SimTime
+	Processes int         // processes deployed
+	Channels  int64       // data channels of the dataflow
+	Keys      int64       // distinct keys of keyed state
+	Bytes     int64       // estimated peak memory
+}
+
+// sizeInputs is what the memory model reads from a prepared run.
+type sizeInputs struct {
+	records     int64
+	simTime     engine.Time
+	bucket      engine.Time
+	period      engine.Time // shortest periodic option, 0 if none
+	processes   int
+	channels    int64
+	creditBytes int64
+	hops        int64 // stages a record passes through
+	keys        int64
+}
+
+// estimateSize applies the memory model.
+func estimateSize(in sizeInputs) Estimate {
+	e := Estimate{Records: in.records, SimTime: in.simTime, Processes: in.processes, Channels: in.channels, Keys: in.keys}
+	if in.bucket > 0 {
+		e.Buckets = int64((in.simTime + in.bucket - 1) / in.bucket)
+	}
+	if in.period > 0 {
+		e.Rounds = int64(in.simTime / in.period)
+	}
+	// In float64: an absurd configuration must give a huge estimate, not
+	// an overflowed one.
+	b := float64(baseBytes) +
+		float64(e.Records)*bytesPerRecord +
+		float64(e.Buckets)*bytesPerBucket +
+		float64(e.Keys)*bytesPerKey +
+		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
+		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
+	e.Bytes = int64(min(b, 1<<62))
+	return e
+}
+
+// estimate sizes a prepared run.
+func (r *runner) estimate() Estimate {
+	in := sizeInputs{
+		records: r.log.Total() * int64(r.cfg.Parallelism),
+		// A drained run stops a settle window after draining, at the
+		// latest Duration+drainMax+settle; an undrained one at
+		// Duration+drainMax.
+		simTime:     r.cfg.Duration + r.drainMax + r.settle,
+		bucket:      r.cfg.Bucket,
+		processes:   len(r.dep.Procs),
+		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
+	}
+	for _, name := range PeriodOptions {
+		if _, ok := r.opts[name]; !ok {
+			continue
+		}
+		if d, err := r.opts.Duration(name); err == nil && (in.period == 0 || d < in.period) {
+			in.period = d
+		}
+	}
+	p := int64(r.cfg.Parallelism)
+	in.hops = int64(max(len(r.w.Plan().Stages), 1))
+	if _, p2p := r.w.(workloads.PeerToPeer); p2p {
+		in.channels = p * (p - 1)
+	} else {
+		for _, s := range r.w.Plan().Stages {
+			if s.Input == workloads.Forward {
+				in.channels += p
+			} else {
+				in.channels += p * p
+			}
+		}
+	}
+	opts := r.workloadOpts()
+	for _, k := range keyOptions {
+		if n, err := strconv.ParseInt(opts[k], 10, 64); err == nil && n > 0 {
+			in.keys += n
+		}
+	}
+	return estimateSize(in)
+}
+
+// checkBudget refuses a run whose estimate exceeds BudgetBytes, unless the
+// configuration lifts the budget.
+func (r *runner) checkBudget() error {
+	if r.cfg.NoBudget {
+		return nil
+	}
+	e := r.estimate()
+	if e.Bytes <= BudgetBytes {
+		return nil
+	}
+	return inputErr("run too large for the size budget: %s, over the budget of %s; make it smaller (--duration, --rate, --bucket, ...) or pass --no-budget to run it anyway",
+		e, FormatBytes(BudgetBytes))
+}
+
+// String is the estimate in one line.
+func (e Estimate) String() string {
+	s := fmt.Sprintf("estimated %s peak memory (%s records, %s buckets of the time series over %gs simulated",
+		FormatBytes(e.Bytes), formatCount(e.Records), formatCount(e.Buckets), e.SimTime.Seconds())
+	if e.Rounds > 0 {
+		s += fmt.Sprintf(", %s checkpoint/batch rounds x %d processes", formatCount(e.Rounds), e.Processes)
+	}
+	if e.Keys > 0 {
+		s += fmt.Sprintf(", %s keys", formatCount(e.Keys))
+	}
+	return s + fmt.Sprintf(", %s channels)", formatCount(e.Channels))
+}
+
+// FormatBytes prints a size in decimal units (MB, GB, ...).
+func FormatBytes(b int64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
+	v := float64(b)
+	i := 0
+	for v >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", b)
+	}
+	return fmt.Sprintf("%.3g %s", v, units[i])
+}
+
+// formatCount prints a count with a k/M/G suffix.
+func formatCount(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"", " k", " M", " G", " T", " P"} {
+		if v < 1000 {
+			if u == "" {
+				return strconv.FormatInt(n, 10)
+			}
+			return fmt.Sprintf("%.3g%s", v, u)
+		}
+		v /= 1000
+	}
+	return fmt.Sprintf("%.3g E", v)
+}
+
+// EstimateRun sizes cfg without running it; bad input is an *InputError.
+func EstimateRun(cfg Config) (Estimate, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return Estimate{}, err
+	}
+	return r.estimate(), nil
+}
+
+// Validate checks cfg as Execute would before any work: every input
+// check, and the size budget unless cfg.NoBudget. Commands that run many
+// configurations (sweep, compare, torture) call it for each before the
+// first run.
+func Validate(cfg Config) (Estimate, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return Estimate{}, err
+	}
+	if err := r.checkBudget(); err != nil {
+		return Estimate{}, err
+	}
+	return r.estimate(), nil
+}

@@ -1,0 +1,34 @@
+package harness
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A crash aimed at an operator instance takes down its whole worker, and
+// run.json says which processes went: wordcount places instance i of every
+// operator on worker i mod 4, so count/1 shares worker 1 with source/1,
+// split/1 and sink/1. A second crash at the same instant on another worker
+// is told apart, and a slow fault has no crash record.
+func TestCrashedNamesTheWorkersProcesses(t *testing.T) {
+	r := runCfg(t, short("none", "crash@2s:op=count/1", "crash@2s:worker=3", "slow@1s-2s:op=split/0"))
+	want := []string{"1 source/1 split/1 count/1 sink/1", "3 source/3 split/3 count/3 sink/3", ""}
+	if len(r.Recoveries) != len(want) {
+		t.Fatalf("%d recoveries, want %d", len(r.Recoveries), len(want))
+	}
+	for i, rec := range r.Recoveries {
+		got := ""
+		if c := rec.Crashed; c != nil {
+			got = strings.Join(append([]string{strconv.Itoa(c.Worker)}, c.Processes...), " ")
+		}
+		if got != want[i] {
+			t.Errorf("%s took down %q, want %q", rec.Fault, got, want[i])
+		}
+	}
+	// A crash of a worker already down takes nothing.
+	r = runCfg(t, short("none", "crash@2s:worker=1,restart=2s", "crash@3s:worker=1"))
+	if c := r.Recoveries[1].Crashed; c != nil {
+		t.Errorf("second crash of a down worker took down %v", c)
+	}
+}
