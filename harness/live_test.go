@@ -18,6 +18,11 @@ func TestLiveRefusesNetworkFaults(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
+	cfg.Runtime, cfg.Observe = RuntimeLive, true
+	if _, err := Execute(cfg); !IsInputError(err) || !strings.Contains(err.Error(), "--observe") {
+		t.Errorf("--observe live: err = %v, want an input error naming --observe", err)
+	}
+	cfg = DefaultConfig()
 	cfg.Work = "none"
 	if _, err := Execute(cfg); !IsInputError(err) {
 		t.Errorf("--work without --runtime live: err = %v, want an input error", err)

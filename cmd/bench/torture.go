@@ -46,6 +46,9 @@ func tortureCommand() *cli.Command {
 				return err
 			}
 			cfg.Observe = c.Bool("observe")
+			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("observe") {
+				cfg.Observe = false // not supported live (harness.Config.validate)
+			}
 			out := c.String("out")
 			if out == "" {
 				out = filepath.Join("results", "torture", harness.NewRunID(cfg, time.Now()))

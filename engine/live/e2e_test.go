@@ -84,27 +84,3 @@ func hasEvent(events []engine.Event, kind string) bool {
 	}
 	return false
 }
-
-// The harness's reader of the sink (--observe) is a process on the client
-// node that shares the harness's state; live, its steps run under the
-// observer lock. A crash run with it: the race detector must stay quiet and
-// the reader's check must pass.
-func TestLiveObserved(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live runs take wall-clock seconds")
-	}
-	cfg := harness.DefaultConfig()
-	cfg.Runtime, cfg.Work, cfg.Observe = harness.RuntimeLive, "none", true
-	cfg.System, cfg.SystemOpts = "barrier", map[string]string{"checkpoint-interval": "200ms"}
-	cfg.Duration, cfg.Rate, cfg.Parallelism, cfg.Workers = 1500*engine.Millisecond, 2000, 2, 2
-	cfg.CostOverride = []string{"detect-delay=100ms", "restart-delay=200ms", "task-restart=50ms"}
-	cfg.Faults = []string{"crash"}
-	out, err := harness.Execute(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := out.Result
-	if r.Observer == nil || r.Observer.Result != "ok" || r.Observer.Reads == 0 || !r.ClaimHeld {
-		t.Errorf("observer %+v, claim held %v, problems %v", r.Observer, r.ClaimHeld, r.Problems)
-	}
-}

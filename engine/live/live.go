@@ -105,6 +105,8 @@ type Runtime struct {
 	failures   []engine.Failure
 	timers     []*time.Timer
 	pending    []func() // faults installed before Run, armed by it
+	dues       []*dueAction
+	nextDue    atomic.Int64 // earliest at of dues (MaxInt64: none)
 
 	errOnce sync.Once
 	err     error
@@ -128,6 +130,7 @@ func New(dep *engine.Deployment, cfg Config) (*Runtime, error) {
 	if rt.observer == nil {
 		rt.observer = nopObserver{}
 	}
+	rt.nextDue.Store(1<<63 - 1)
 	if work == WorkModel {
 		rt.burn = calibrated()
 	}
@@ -269,6 +272,62 @@ func (rt *Runtime) after(d time.Duration, f func()) {
 		}
 	})
 	rt.timers = append(rt.timers, t)
+}
+
+// dueAction is a runtime action due at a time (a task re-deployed by
+// Restart), run by its Go timer or by catchUp, whichever comes first.
+type dueAction struct {
+	at   engine.Time
+	done bool
+	f    func() // called with life held
+}
+
+// due schedules f (called with life held) at time at (life held).
+func (rt *Runtime) due(at engine.Time, f func()) {
+	a := &dueAction{at: at, f: f}
+	rt.dues = append(rt.dues, a)
+	rt.nextDue.Store(min(rt.nextDue.Load(), int64(at)))
+	rt.after(time.Duration(at-rt.Now()), func() {
+		rt.life.Lock()
+		defer rt.life.Unlock()
+		rt.runDue(a)
+	})
+}
+
+func (rt *Runtime) runDue(a *dueAction) {
+	if a.done || rt.halted.Load() {
+		return
+	}
+	a.done = true
+	a.f()
+}
+
+// catchUp runs every runtime action due by now before a process handles a
+// timer, so that a timer set after a Restart for the same moment finds the
+// task up, as the simulator orders simultaneous events by insertion (the
+// checkpoint coordinator deploys its restarted tasks 1 ms after they are
+// due back; a Go timer may fire later than a later one's under load).
+func (rt *Runtime) catchUp() {
+	if int64(rt.Now()) < rt.nextDue.Load() {
+		return
+	}
+	rt.life.Lock()
+	defer rt.life.Unlock()
+	now := rt.Now()
+	next := int64(1<<63 - 1)
+	kept := rt.dues[:0]
+	for _, a := range rt.dues {
+		if a.at <= now {
+			rt.runDue(a)
+		}
+		if !a.done {
+			kept = append(kept, a)
+			next = min(next, int64(a.at))
+		}
+	}
+	clear(rt.dues[len(kept):])
+	rt.dues = kept
+	rt.nextDue.Store(next)
 }
 
 func (rt *Runtime) sampler() {

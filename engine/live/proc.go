@@ -67,7 +67,7 @@ type incarnation struct {
 	firing    int64
 	inTimer   bool
 	// commits and deletes wait for the end of the step (publish).
-	commits []timedCommit
+	commits []engine.Commit
 	deletes []string
 
 	// batch holds data messages taken from batchCh in one go, handled one
@@ -82,11 +82,6 @@ type incarnation struct {
 
 // maxBatch is the most data messages taken from a channel under one lock.
 const maxBatch = 64
-
-type timedCommit struct {
-	at engine.Time
-	c  engine.Commit
-}
 
 // activate brings up a fresh incarnation (p.mu held); its goroutine is
 // started by the caller.
@@ -187,6 +182,7 @@ func (c *incarnation) loop(init bool) {
 		case stepMsg:
 			c.handle(from, m)
 		case stepTimer:
+			rt.catchUp()
 			c.firing, c.inTimer = id, true
 			c.step(func() { c.proc.Timer(c, id) })
 			c.inTimer = false
@@ -433,7 +429,7 @@ func (c *incarnation) Count(name string, delta int64) {
 // Commit is published when the step ends (publish).
 func (c *incarnation) Commit(cm engine.Commit) {
 	if c.alive() {
-		c.commits = append(c.commits, timedCommit{at: c.p.rt.Now(), c: cm})
+		c.commits = append(c.commits, cm)
 	}
 }
 
@@ -454,8 +450,12 @@ func (c *incarnation) publish() {
 	if c.alive() {
 		if len(c.commits) > 0 {
 			rt.observe(func() {
-				for _, tc := range c.commits {
-					rt.observer.Commit(tc.at, tc.c)
+				// Stamped when they become visible, under the observer
+				// lock: commits reach the harness in time order, which
+				// its output store (what readers see when) relies on.
+				at := rt.Now()
+				for _, cm := range c.commits {
+					rt.observer.Commit(at, cm)
 				}
 			})
 		}
@@ -498,9 +498,7 @@ func (c *incarnation) Restart(id engine.ProcID) {
 	killed := !rt.halted.Load() && rt.kill(q)
 	if killed {
 		inc := q.inc.Load()
-		rt.after(time.Duration(rt.cost.TaskRestart), func() {
-			rt.life.Lock()
-			defer rt.life.Unlock()
+		rt.due(c.p.rt.Now()+rt.cost.TaskRestart, func() {
 			if q.inc.Load() == inc && (q.spec.Worker < 0 || !rt.workerDown[q.spec.Worker]) {
 				rt.startProc(q)
 			}
