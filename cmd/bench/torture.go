@@ -83,11 +83,11 @@ func tortureCommand() *cli.Command {
 				}
 			}
 			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
+			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
+			opts.Jobs = jobs
 			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("jobs") {
 				opts.Jobs = 1 // live runs compete for the machine's real cores
 			}
-			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
-			opts.Jobs = jobs
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
 			rep, err := torture.Campaign(opts)
