@@ -45,7 +45,7 @@ for row in "${rows[@]}"; do
     [ "$rt" = live ] && extra=("${live[@]}")
     # shellcheck disable=SC2086 # $row holds several flags
     "$bin" capacity --system $row "${hw[@]}" "${extra[@]}" --out "$out/cap-$rt" >/dev/null 2>&1 || true
-    cap=$(field "$out/cap-$rt/capacity.json" "r['systems'][0]['capacity_rps']")
+    cap=$(field "$out/cap-$rt/capacity.json" "r['systems'][0]['capacity_rps'] if 'systems' in r else r['capacity_rps']")
     v[cap-$rt]=$cap
     if [ "$cap" = null ]; then continue; fi
     half=$(python3 -c "print(round($cap/2))")
