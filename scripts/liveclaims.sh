@@ -6,6 +6,7 @@
 #
 #   scripts/liveclaims.sh [N] [extra bench run flags...]
 #   scripts/liveclaims.sh 10 --work none
+#   ROWS="snapshot --variant cl" scripts/liveclaims.sh 5    # some systems only (rows separated by ';')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10}
@@ -16,16 +17,18 @@ bin="$out/bench"
 go build -o "$bin" ./cmd/bench
 bad=0
 total=0
-for sys in "none" "barrier --variant aligned" "barrier --variant unaligned" "stormack --ack-timeout 2s" "lineage" "snapshot --variant cl"; do
+rows=("none" "barrier --variant aligned" "barrier --variant unaligned" "stormack --ack-timeout 2s" "lineage" "snapshot --variant cl")
+[ -n "${ROWS:-}" ] && IFS=';' read -r -a rows <<<"$ROWS"
+for sys in "${rows[@]}"; do
   for fault in "" "crash"; do
     for seed in $(seq 1 "$n"); do
-      args=(run --runtime live --system $sys --duration 4s --rate 4000 --seed "$seed" --out "$out/res" "$@")
+      args=(run --runtime live --system $sys --duration 4s --rate 4000 --seed "$seed" --out "$out/res$total" "$@")
       [ -n "$fault" ] && args+=(--fault "$fault")
       set +e
       "$bin" "${args[@]}" >"$out/log" 2>&1
       code=$?
       set -e
-      js=$(ls -td "$out"/res/*/ | head -1)run.json
+      js=$(echo "$out/res$total"/2*/run.json)
       line=$(python3 - "$js" "$code" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -50,10 +50,10 @@ for row in "${rows[@]}"; do
     if [ "$cap" = null ]; then continue; fi
     half=$(python3 -c "print(round($cap/2))")
     for fault in "" crash; do
-      args=(run --system $row "${hw[@]}" "${extra[@]}" --rate "$half" --duration 10s --out "$out/run-$rt")
+      args=(run --system $row "${hw[@]}" "${extra[@]}" --rate "$half" --duration 10s --out "$out/run-$rt$fault")
       [ -n "$fault" ] && args+=(--fault crash)
       "$bin" "${args[@]}" >/dev/null 2>&1 || true
-      js=$(ls -td "$out/run-$rt"/*/ | head -1)run.json
+      js=$(echo "$out/run-$rt$fault"/2*/run.json)
       if [ -z "$fault" ]; then
         v[p50-$rt]=$(field "$js" "r['latency_ms']['p50']")
         v[p99-$rt]=$(field "$js" "r['latency_ms']['p99']")
