@@ -6,7 +6,6 @@ import (
 
 	"ftbench/check"
 	"ftbench/engine"
-	"ftbench/engine/sim"
 	"ftbench/metrics"
 )
 
@@ -19,7 +18,7 @@ import (
 // is judged by what the runtime and the harness observe, never by the
 // system's own word: it is quiescent when no data is queued or in flight, no
 // process is down with a restart pending, no one-shot timer is due within
-// another settle window (sim.Activity) and nothing was committed during the
+// another settle window (engine.Activity) and nothing was committed during the
 // last settle window. Only then are its missing effects losses; otherwise
 // the run is undrained (exit 4) and they are reported as pending.
 
@@ -45,10 +44,10 @@ type Pending struct {
 	OldestAgeS      float64 `json:"oldest_age_s"`
 	// LastCommitS is the time of the run's last commit (null: none).
 	LastCommitS *float64 `json:"last_commit_s"`
-	// Activity is the runtime's account (sim.Activity) in words, Runtime
+	// Activity is the runtime's account (engine.Activity) in words, Runtime
 	// the same in detail.
-	Activity string       `json:"activity"`
-	Runtime  sim.Activity `json:"runtime"`
+	Activity string          `json:"activity"`
+	Runtime  engine.Activity `json:"runtime"`
 }
 
 // PendingPartition is one partition's pending effects.
@@ -68,8 +67,8 @@ func (r *Result) Undrained() bool { return r.PendingEffects > 0 }
 // before the verdict: an undrained run's missing effects are not lost, and
 // only keys none of them touch are compared with the oracle.
 func (r *runner) judgeDrain(res *Result, del *check.Result) {
-	now := r.sim.Now()
-	act := r.sim.Activity(now + r.settle)
+	now := r.rt.Now()
+	act := r.rt.Activity(now + r.settle)
 	res.Quiescent = act.Quiet() && (!r.anyCommit || r.lastCommit <= now-r.settle)
 	if r.drained || res.Quiescent || del.Lost == 0 {
 		return

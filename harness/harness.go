@@ -10,7 +10,6 @@ import (
 
 	"ftbench/check"
 	"ftbench/engine"
-	"ftbench/engine/sim"
 	"ftbench/faults"
 	"ftbench/metrics"
 	"ftbench/systems"
@@ -110,7 +109,7 @@ type runner struct {
 	w        workloads.Workload
 	log      *workloads.Log
 	dep      *engine.Deployment
-	sim      *sim.Sim
+	rt       engineRuntime
 	specs    []faults.Spec
 	job      systems.Job
 	claim    check.Claim
@@ -286,14 +285,11 @@ func prepare(cfg Config) (*runner, error) {
 	// A run that is not drained is judged quiescent only after a settle
 	// window without commits, so the drain must be able to hold one.
 	r.drainMax = max(r.drainMax, r.settle)
-	r.sim, err = sim.New(r.dep, sim.Config{
-		Seed: engine.ChildSeed(cfg.Seed, "runtime"), Cost: r.cost, Workers: cfg.Workers,
-		SampleEvery: cfg.Bucket, Observer: r,
-	})
-	if err != nil {
-		return nil, &InputError{err}
+	if r.rt, err = r.newRuntime(); err != nil {
+		return nil, err
 	}
-	if err := faults.Apply(r.specs, r.dep, cfg.Workers, cfg.Duration, r.sim); err != nil {
+	if err := faults.Apply(r.specs, r.dep, cfg.Workers, cfg.Duration, r.rt); err != nil {
+		r.rt.Close()
 		return nil, &InputError{err}
 	}
 	if err := r.checkFaultEdges(); err != nil {
@@ -329,13 +325,17 @@ func (r *runner) run() *Outcome {
 		// when Sample stopped the run already.)
 		r.simulate(r.drainedAt + r.settle)
 	}
+	r.rt.Close()
+	if err := r.rt.Err(); err != nil {
+		panic(err) // Execute turns it into an internal error
+	}
 	r.simWall = time.Since(simStart)
 	r.setPhase(PhaseChecking)
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }
 
-// --- sim.Observer ---
+// --- engine.Observer ---
 
 func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	if r.cfg.OnCommit != nil { // a recording hook (Config.OnCommit)
@@ -354,7 +354,7 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	lat := at - c.Born
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
-	r.store.report(r.sim.Now(), at, c, status)
+	r.store.report(r.rt.Now(), at, c, status)
 }
 
 func (r *runner) Event(e engine.Event) {
@@ -372,7 +372,7 @@ func (r *runner) Sample(at engine.Time) {
 	r.series.Lag(at, r.lag(at))
 	if r.drained {
 		if at >= r.drainedAt+r.settle {
-			r.sim.Stop()
+			r.rt.Stop()
 		}
 		return
 	}
@@ -402,6 +402,10 @@ func (r *runner) finish() *Outcome {
 		Faults: []string{}, ClaimedGuarantee: string(r.claim.Guarantee), Counters: r.counters,
 		SystemMetrics: map[string]any{}, Problems: []string{}, Recoveries: []Recovery{},
 		OfferedRPS: r.cfg.Rate, RateChosen: r.rateChosen, RateRule: r.rateRule,
+		Runtime: r.cfg.runtime(),
+	}
+	if res.Runtime == RuntimeLive {
+		res.Work = string(r.cfg.workMode())
 	}
 	for _, s := range r.specs {
 		res.Faults = append(res.Faults, s.String())
@@ -412,10 +416,10 @@ func (r *runner) finish() *Outcome {
 		WarmUpS: r.warmUp.Seconds(), SettleS: r.settle.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
 	}
 	res.Replay = r.cfg.ReplayCommand()
-	res.SimTimeS = r.sim.Now().Seconds()
-	res.SimEvents = r.sim.Events()
-	res.PeakChannelBytes = int64(r.sim.PeakQueuedBytes())
-	res.ChannelCapBytes = int64(r.sim.Capacity())
+	res.SimTimeS = r.rt.Now().Seconds()
+	res.SimEvents = r.rt.Events()
+	res.PeakChannelBytes = int64(r.rt.PeakQueuedBytes())
+	res.ChannelCapBytes = int64(r.rt.Capacity())
 	res.Drained = r.drained
 	res.AppendedRecords = r.log.Total() * int64(r.cfg.Parallelism)
 
@@ -480,7 +484,7 @@ func (r *runner) finish() *Outcome {
 
 	if sum, ok := r.sys.(systems.Summarizer); ok {
 		res.SystemMetrics = sum.Summarize(systems.RunInfo{
-			Events: r.events, Counters: r.counters, Store: r.sim.StoreValue,
+			Events: r.events, Counters: r.counters, Store: r.rt.StoreValue,
 			Workload: r.w, Log: r.log, Job: r.job,
 		})
 	}
@@ -532,7 +536,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 	// Recovery may complete during the drain: the backlog a fault left
 	// must still be worked off, though without new input it goes faster
 	// than under load (README: recovery time).
-	base.End = r.sim.Now()
+	base.End = r.rt.Now()
 	// Output staleness (README): back within 1.1x its pre-fault level plus
 	// one bucket, the sampling resolution of the sawtooth's peak.
 	stale := stalenessOptions(base, r.cycle)
@@ -632,8 +636,10 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 		}
 	}
 	worker := int64(-1)
+	// The first worker crash at or after the fault's time: the simulator
+	// records it at s.At exactly, the live runtime a moment later.
 	for _, e := range r.events {
-		if (e.Kind == "worker_crash" || e.Kind == "worker_pause") && e.Time == s.At {
+		if (e.Kind == "worker_crash" || e.Kind == "worker_pause") && e.Time >= s.At && e.Time < until {
 			worker = e.ID
 			break
 		}

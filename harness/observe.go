@@ -233,7 +233,7 @@ func (r *runner) observe(res *Result) map[string][]byte {
 	}
 	// Reads still in flight when the run stopped were never served.
 	ops := o.ops[:0]
-	last := r.sim.Now()
+	last := r.rt.Now()
 	for _, op := range o.ops {
 		switch {
 		case op.Kind == check.OpApply:

@@ -60,11 +60,15 @@ func cpuByProc(t *testing.T, cfg Config) (map[string]engine.Time, int64) {
 	if out.Result.ExitCode != ExitOK {
 		t.Fatalf("exit %d: %v", out.Result.ExitCode, out.Result.Problems)
 	}
+	s, ok := r.rt.(simRuntime)
+	if !ok {
+		t.Fatalf("runtime %T, want the simulator", r.rt)
+	}
 	cpu := map[string]engine.Time{}
 	for i, p := range r.dep.Procs {
-		cpu[p.Name] = r.sim.CPU(engine.ProcID(i))
+		cpu[p.Name] = s.CPU(engine.ProcID(i))
 	}
-	return cpu, r.expected
+	return cpu, r.expectedTotal()
 }
 
 func opOf(proc string) string {

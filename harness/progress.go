@@ -88,18 +88,18 @@ func (r *runner) setPhase(phase string) {
 // in time order up to its bound and resumes where it stopped.
 func (r *runner) simulate(until engine.Time) {
 	if r.progress == nil {
-		r.sim.Run(until)
+		r.rt.Run(until)
 		return
 	}
 	// The first step reaches the first time-series sample (at one bucket,
 	// and the bucket is at most the input's duration), so it processes at
 	// least one event: Run starts the processes on a call that finds none
 	// processed, which must happen once only.
-	t := min(until, r.sim.Now()+max(simStep, r.cfg.Bucket))
+	t := min(until, r.rt.Now()+max(simStep, r.cfg.Bucket))
 	for {
-		r.sim.Run(t)
-		r.progress.now.Store(int64(r.sim.Now()))
-		r.progress.events.Store(r.sim.Events())
+		r.rt.Run(t)
+		r.progress.now.Store(int64(r.rt.Now()))
+		r.progress.events.Store(r.rt.Events())
 		if t >= until {
 			return
 		}

@@ -5,10 +5,15 @@ import "strconv"
 // Result is run.json. Its keys are stable and documented in the README;
 // everything outside Host is a pure function of the configuration and seed.
 type Result struct {
-	System           string    `json:"system"`
-	Variant          string    `json:"variant"`
-	Workload         string    `json:"workload"`
-	Seed             uint64    `json:"seed"`
+	System   string `json:"system"`
+	Variant  string `json:"variant"`
+	Workload string `json:"workload"`
+	Seed     uint64 `json:"seed"`
+	// Runtime is "sim" or "live"; a live run is not byte-reproducible (its
+	// seed and fault schedule are still those given), and Work is its
+	// --work mode.
+	Runtime          string    `json:"runtime"`
+	Work             string    `json:"work,omitempty"`
 	Faults           []string  `json:"faults"`
 	Config           RunConfig `json:"config"`
 	ClaimedGuarantee string    `json:"claimed_guarantee"`

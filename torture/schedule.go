@@ -161,6 +161,13 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	}
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
 	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, store: p.Store, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
+	if cfg.Runtime == harness.RuntimeLive {
+		// The live runtime has no simulated links (no throttle or
+		// reorder), no pause or checkpoint-store faults yet, and with
+		// --work none no Work for slow to multiply.
+		g.reorder, g.noLinks, g.noSlow = false, true, cfg.Work == "none"
+		g.store, g.noPause = false, true
+	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
 	return cfg, nil
 }
@@ -183,6 +190,10 @@ type drawer struct {
 	interval engine.Time
 	crashes  []engine.Time
 	planOps  []string
+	// noLinks and noSlow leave out fault kinds the runtime cannot apply.
+	noLinks, noSlow bool
+	// noPause leaves out pauses (the live runtime has none yet).
+	noPause bool
 }
 
 // uniform returns a time in [lo, hi), rounded to the millisecond so that
@@ -227,11 +238,14 @@ func (g *drawer) fault() (faults.Spec, bool) {
 		// A pause past the detection delay is a failure too, so it is
 		// drawn where crashes are.
 		w[0], w[4] = 5, 2
+		if g.noPause {
+			w[4] = 0
+		}
 	}
-	if len(ops) > 0 {
+	if len(ops) > 0 && !g.noSlow {
 		w[1] = 2
 	}
-	if len(edges) > 0 {
+	if len(edges) > 0 && !g.noLinks {
 		w[2] = 2
 	}
 	if g.reorder {

@@ -42,6 +42,11 @@ func TestBadInput(t *testing.T) {
 		{"fault on missing op", []string{"run", "--fault", "crash@1s:op=nope/0"}, `nope`},
 		{"fault on missing worker", []string{"run", "--fault", "crash@1s:worker=9"}, `worker`},
 		{"bad seed", []string{"run", "--seed", "x"}, `--seed`},
+		{"unknown runtime", []string{"run", "--runtime", "fast"}, `--runtime "fast"`},
+		{"work without live", []string{"run", "--work", "none"}, `--work applies to --runtime live only`},
+		{"bad work", []string{"run", "--runtime", "live", "--work", "wall"}, `--work "wall"`},
+		{"network fault live", []string{"run", "--runtime", "live", "--fault", "reorder"}, `not supported with --runtime live`},
+		{"slow live without work", []string{"run", "--runtime", "live", "--work", "none", "--fault", "slow"}, `not supported with --runtime live`},
 		{"unknown command", []string{"frob"}, `frob`},
 	}
 	for _, tc := range cases {

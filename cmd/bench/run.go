@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +37,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
 		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, or operator.name=value for one operator (count.state-cpu=8us), repeatable (see bench list --costs)"},
+		&cli.StringFlag{Name: "runtime", Value: harness.RuntimeSim, Usage: "sim (deterministic simulator) or live (goroutines, wall clock, real disk; not byte-reproducible)"},
+		&cli.StringFlag{Name: "work", Usage: "live runtime only: how Work is paid: model (calibrated computation, default) or none (the bare implementation)"},
 	}
 	for _, f := range systems.AllFlags() {
 		usage, def := systemOptionHelp(f)
@@ -111,6 +115,27 @@ func parseDuration(flag, s string) (engine.Time, error) {
 	return engine.Time(d), nil
 }
 
+// runtimeFlags reads --runtime and --work. The simulator is the empty
+// default, so replay lines, run keys and manifests of simulator runs are
+// unchanged.
+func runtimeFlags(c *cli.Context) (runtime, work string, err error) {
+	runtime, work = c.String("runtime"), c.String("work")
+	switch runtime {
+	case harness.RuntimeSim:
+		runtime = ""
+	case harness.RuntimeLive:
+	default:
+		return "", "", usageErr("--runtime %q: want sim or live", runtime)
+	}
+	if work != "" && runtime == "" {
+		return "", "", usageErr("--work applies to --runtime live only")
+	}
+	if work != "" && work != "model" && work != "none" {
+		return "", "", usageErr("--work %q: want model or none", work)
+	}
+	return runtime, work, nil
+}
+
 // configFrom reads a harness.Config from the run flags.
 func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg := harness.DefaultConfig()
@@ -127,13 +152,16 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg.CostOverride = c.StringSlice("cost")
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
+	var err error
+	if cfg.Runtime, cfg.Work, err = runtimeFlags(c); err != nil {
+		return cfg, err
+	}
 	if c.IsSet("cores") {
 		cfg.Cores = c.Int("cores")
 		if cfg.Cores < 1 {
 			return cfg, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
 		}
 	}
-	var err error
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
 		return cfg, err
 	}
@@ -209,6 +237,15 @@ func runCommand() *cli.Command {
 			}
 			cfg.Progress = progressPrinter(c.App.ErrWriter)
 			started := time.Now()
+			runID := harness.NewRunID(cfg, started)
+			var storeTmp string
+			if cfg.Runtime == harness.RuntimeLive {
+				// The live store's files are written next to the run
+				// folder, which Write creates at the end, and moved into it.
+				storeTmp = filepath.Join(c.String("out"), ".live-"+runID)
+				cfg.StoreDir = filepath.Join(storeTmp, "store")
+				defer os.RemoveAll(storeTmp)
+			}
 			out, err := harness.Execute(cfg)
 			if err != nil {
 				if harness.IsInputError(err) {
@@ -216,9 +253,14 @@ func runCommand() *cli.Command {
 				}
 				return &exitError{code: harness.ExitInternal, msg: err.Error()}
 			}
-			dir, err := harness.Write(c.String("out"), harness.NewRunID(cfg, started), out)
+			dir, err := harness.Write(c.String("out"), runID, out)
 			if err != nil {
 				return &exitError{code: harness.ExitInternal, msg: "writing results: " + err.Error()}
+			}
+			if storeTmp != "" {
+				if err := os.Rename(cfg.StoreDir, filepath.Join(dir, "store")); err != nil && !os.IsNotExist(err) {
+					return &exitError{code: harness.ExitInternal, msg: "moving the live store: " + err.Error()}
+				}
 			}
 			printSummary(c.App.Writer, out.Result, harness.SummarizeCheckpoints(out.Events), dir)
 			if out.Result.ExitCode != 0 {
@@ -235,6 +277,9 @@ func runCommand() *cli.Command {
 func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir string) {
 	fmt.Fprintf(w, "%s/%s on %s, seed %d: %gs of input at %.0f records/s, parallelism %d on %d workers x %d cores\n",
 		r.System, r.Variant, r.Workload, r.Seed, r.Config.DurationS, r.Config.RateRPS, r.Config.Parallelism, r.Config.Workers, r.Config.Cores)
+	if r.Runtime == harness.RuntimeLive {
+		fmt.Fprintf(w, "runtime:     live (goroutines, wall-clock time, real disk; work %s): NOT byte-reproducible, the seed and fault schedule are recorded but timing decides the interleaving\n", r.Work)
+	}
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 		for _, rc := range r.Recoveries {
@@ -287,7 +332,11 @@ func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir 
 	if r.ExitCode != 0 {
 		fmt.Fprintf(w, "replay:      %s\n", r.Replay)
 	}
-	fmt.Fprintf(w, "results:     %s (simulated %.1fs, %d events, %.2fs wall)\n", dir, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
+	clock := "simulated"
+	if r.Runtime == harness.RuntimeLive {
+		clock = "ran"
+	}
+	fmt.Fprintf(w, "results:     %s (%s %.1fs, %d events, %.2fs wall)\n", dir, clock, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
 }
 
 // overloadWarning is the one line bench run prints for an overloaded run

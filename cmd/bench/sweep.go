@@ -89,6 +89,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 	if c.IsSet("cores") {
 		cfg.Cores = c.Int("cores")
 	}
+	if cfg.Runtime, cfg.Work, err = runtimeFlags(c); err != nil {
+		return nil, err
+	}
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {
 		return nil, err
 	}
@@ -348,6 +351,9 @@ func shellWord(s string) string {
 func executeGrid(c *cli.Context, out string, m *sweep.Manifest) (*sweep.Outcome, error) {
 	w, ew := c.App.Writer, c.App.ErrWriter
 	jobs := c.Int("jobs")
+	if m.Base.Runtime == harness.RuntimeLive && !c.IsSet("jobs") {
+		jobs = 1 // live runs compete for the machine's real cores
+	}
 	if jobs < 1 {
 		return nil, usageErr("--jobs must be at least 1, got %d", jobs)
 	}

@@ -46,6 +46,9 @@ func tortureCommand() *cli.Command {
 				return err
 			}
 			cfg.Observe = c.Bool("observe")
+			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("observe") {
+				cfg.Observe = false // not supported live (harness.Config.validate)
+			}
 			out := c.String("out")
 			if out == "" {
 				out = filepath.Join("results", "torture", harness.NewRunID(cfg, time.Now()))
@@ -82,6 +85,9 @@ func tortureCommand() *cli.Command {
 			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
 			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
 			opts.Jobs = jobs
+			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("jobs") {
+				opts.Jobs = 1 // live runs compete for the machine's real cores
+			}
 			opts.Fixed = torture.Fixed{Duration: c.IsSet("duration"), Rate: c.IsSet("rate"),
 				Parallelism: c.IsSet("parallelism"), Workers: c.IsSet("workers")}
 			rep, err := torture.Campaign(opts)

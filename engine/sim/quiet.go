@@ -1,49 +1,9 @@
 package sim
 
-import (
-	"fmt"
-	"sort"
+import "ftbench/engine"
 
-	"ftbench/engine"
-)
-
-// Activity is what the runtime still sees going on: the evidence the
-// harness needs to tell a run that lost effects (quiescent: nothing can
-// deliver them any more) from one that ran out of time (undrained). It is
-// observed by the runtime, never reported by a system, so a protocol bug
-// cannot turn a loss into "still busy".
-type Activity struct {
-	// DataBytes is data held in channels: senders' buffers, the wire and
-	// receivers' queues; Channels names the busiest ones (at most five).
-	DataBytes int      `json:"data_bytes"`
-	Channels  []string `json:"channels,omitempty"`
-	// Down lists processes that are down with a restart pending.
-	Down []string `json:"down,omitempty"`
-	// Timers counts one-shot timers due before the deadline. Periodic
-	// timers (re-armed by their own handler: polls, checkpoint triggers)
-	// fire forever and are not activity.
-	Timers int `json:"timers"`
-}
-
-// Quiet reports whether nothing is going on.
-func (a Activity) Quiet() bool { return a.DataBytes == 0 && len(a.Down) == 0 && a.Timers == 0 }
-
-func (a Activity) String() string {
-	if a.Quiet() {
-		return "quiescent"
-	}
-	s := fmt.Sprintf("%d data bytes in channels", a.DataBytes)
-	if len(a.Channels) > 0 {
-		s += fmt.Sprintf(" (%v)", a.Channels)
-	}
-	if len(a.Down) > 0 {
-		s += fmt.Sprintf(", %d processes down with a restart pending (%v)", len(a.Down), a.Down)
-	}
-	if a.Timers > 0 {
-		s += fmt.Sprintf(", %d one-shot timers due", a.Timers)
-	}
-	return s
-}
+// Activity is engine.Activity, shared with the live runtime.
+type Activity = engine.Activity
 
 // Activity inspects the run now: data in channels, processes down with a
 // restart pending, and one-shot timers of live incarnations due before
@@ -52,11 +12,7 @@ func (a Activity) String() string {
 // observed run busy forever, and turn its losses into "undrained".
 func (s *Sim) Activity(deadline engine.Time) Activity {
 	var a Activity
-	type busy struct {
-		name  string
-		bytes int
-	}
-	var chans []busy
+	var chans []engine.BusyChannel
 	for _, ch := range s.chans {
 		if ch.from.spec.Worker == engine.ClientNode || ch.to.spec.Worker == engine.ClientNode {
 			continue
@@ -64,13 +20,10 @@ func (s *Sim) Activity(deadline engine.Time) Activity {
 		n, bytes := ch.dataHeld()
 		if n > 0 {
 			a.DataBytes += bytes
-			chans = append(chans, busy{ch.from.spec.Name + "->" + ch.to.spec.Name, bytes})
+			chans = append(chans, engine.BusyChannel{Name: ch.from.spec.Name + "->" + ch.to.spec.Name, Bytes: bytes})
 		}
 	}
-	sort.SliceStable(chans, func(i, j int) bool { return chans[i].bytes > chans[j].bytes })
-	for i := 0; i < len(chans) && i < 5; i++ {
-		a.Channels = append(a.Channels, chans[i].name)
-	}
+	a.Channels = engine.TopChannels(chans)
 	for _, p := range s.procs {
 		if !p.up && p.spec.Worker != engine.ClientNode {
 			a.Down = append(a.Down, p.spec.Name)

@@ -19,15 +19,9 @@ import (
 	"ftbench/engine"
 )
 
-// Observer receives what the harness measures. It is called synchronously
-// from the simulation loop.
-type Observer interface {
-	Commit(at engine.Time, c engine.Commit)
-	Event(e engine.Event)
-	Count(name string, delta int64)
-	// Sample is called at every multiple of Config.SampleEvery.
-	Sample(at engine.Time)
-}
+// Observer is engine.Observer: what the harness measures, called
+// synchronously from the simulation loop.
+type Observer = engine.Observer
 
 // Config configures a simulation.
 type Config struct {
@@ -306,9 +300,7 @@ func (s *Sim) notify(kind uint16, a int, at engine.Time) {
 	m := engine.Msg{Kind: kind, Ctrl: true, Val: int64(a)}
 	if kind == engine.KindFailure {
 		f := s.failures[a]
-		f.Back = !s.workerDown[f.Worker]
-		m.Val = int64(f.Worker)
-		m.Body = f
+		m = engine.FailureMsg(f, !s.workerDown[f.Worker])
 	}
 	p := s.procs[c]
 	if !p.up {
