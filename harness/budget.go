@@ -23,12 +23,16 @@ const (
 	// deployment: a 5 s barrier run peaks at 185 MB, of which 23 MB are
 	// its records.
 	baseBytes = 160 << 20
-	// bytesPerRecord: every appended record of every partition costs the
-	// oracle's effect count (1 byte), the latest-first-commit time behind
-	// output staleness (8 bytes), the delivery checker's bits, and their
-	// garbage-collected growth: measured as the slope of peak RSS between a
-	// 5 s and a 40 s barrier run at 146 k records/s (31 bytes a record).
-	bytesPerRecord = 32
+	// bytesPerTableRecord: a workload whose effect counts depend on its
+	// state (not a workloads.EffectCounter: bank) keeps a table of counts,
+	// one byte a record, doubled for slice growth. Nothing else is kept per
+	// record of the log: the delivery checker's memory is its window.
+	bytesPerTableRecord = 2
+	// windowBytes caps the delivery checker's window of records in flight
+	// (check.Delivery: 16 bytes a slot, at most 64 MiB), doubled for
+	// garbage-collector headroom; a run holds fewer slots than records.
+	windowBytes      = 128 << 20
+	bytesPerInFlight = 32
 	// bytesPerBucket: one time-series bucket holds a latency histogram
 	// (57 chunk pointers, and a 1 KiB chunk per octave of latency seen),
 	// its counters, its row and its staleness: about 2 KiB, doubled for
@@ -74,6 +78,7 @@ type Estimate struct {
 // sizeInputs is what the memory model reads from a prepared run.
 type sizeInputs struct {
 	records     int64
+	table       bool // the workload's effect counts are a table, a byte a record
 	simTime     engine.Time
 	bucket      engine.Time
 	period      engine.Time // shortest periodic option, 0 if none
@@ -96,13 +101,23 @@ func estimateSize(in sizeInputs) Estimate {
 	// In float64: an absurd configuration must give a huge estimate, not
 	// an overflowed one.
 	b := float64(baseBytes) +
-		float64(e.Records)*bytesPerRecord +
+		perRecord(in) +
+		min(float64(e.Records)*bytesPerInFlight, windowBytes) +
 		float64(e.Buckets)*bytesPerBucket +
 		float64(e.Keys)*bytesPerKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
 		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
 	e.Bytes = int64(min(b, 1<<62))
 	return e
+}
+
+// perRecord is what the log costs record by record: a table of effect
+// counts, or nothing.
+func perRecord(in sizeInputs) float64 {
+	if !in.table {
+		return 0
+	}
+	return float64(in.records) * bytesPerTableRecord
 }
 
 // estimate sizes a prepared run.
@@ -115,6 +130,7 @@ func (r *runner) estimate() Estimate {
 		simTime:     r.cfg.Duration + r.drainMax + r.settle,
 		bucket:      r.cfg.Bucket,
 		processes:   len(r.dep.Procs),
+		table:       !isEffectCounter(r.w),
 		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
 	}
 	for _, name := range PeriodOptions {
@@ -145,6 +161,11 @@ func (r *runner) estimate() Estimate {
 		}
 	}
 	return estimateSize(in)
+}
+
+func isEffectCounter(w workloads.Workload) bool {
+	_, ok := w.(workloads.EffectCounter)
+	return ok
 }
 
 // checkBudget refuses a run whose estimate exceeds BudgetBytes, unless the

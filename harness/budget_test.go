@@ -17,7 +17,9 @@ func TestEstimateSizeArithmetic(t *testing.T) {
 		bytes   int64
 	}{
 		{"nothing but the base", sizeInputs{}, 0, 0, baseBytes},
-		{"records", sizeInputs{records: 1_000_000}, 0, 0, baseBytes + 32_000_000},
+		{"records in flight", sizeInputs{records: 1_000_000}, 0, 0, baseBytes + 32_000_000},
+		{"the window is capped", sizeInputs{records: 100_000_000}, 0, 0, baseBytes + 128<<20},
+		{"a table of effect counts", sizeInputs{records: 100_000_000, table: true}, 0, 0, baseBytes + 128<<20 + 200_000_000},
 		{"buckets round up", sizeInputs{simTime: 30*engine.Second + 1, bucket: 100 * engine.Millisecond}, 301, 0, baseBytes + 301*4096},
 		{"rounds round down", sizeInputs{simTime: 30*engine.Second + 1, period: engine.Second, processes: 17}, 0, 30, baseBytes + 30*17*512},
 		{"keys", sizeInputs{keys: 10_000_000}, 0, 0, baseBytes + 2_000_000_000},
@@ -77,6 +79,12 @@ func TestBudget(t *testing.T) {
 			c.System, c.Parallelism, c.Workers, c.WorkloadOpts = "barrier", 64, 64, map[string]string{"zipf-s": "0"}
 		}),
 		"10 minutes of barrier": cfg(func(c *Config) { c.System, c.Duration = "barrier", 600*engine.Second }),
+		"1 hour of barrier with a crash": cfg(func(c *Config) {
+			c.System, c.Duration, c.Faults = "barrier", 3600*engine.Second, []string{"crash"}
+		}),
+		"10^7 words": cfg(func(c *Config) {
+			c.System, c.WorkloadOpts = "barrier", map[string]string{"vocabulary": "10000000", "zipf-s": "0"}
+		}),
 		"lineage at 1 ms batches": cfg(func(c *Config) {
 			c.System, c.SystemOpts = "lineage", map[string]string{"batch-interval": "1ms"}
 		}),
@@ -89,7 +97,10 @@ func TestBudget(t *testing.T) {
 		t.Logf("%s: %s", name, e)
 	}
 	refused := map[string]Config{
-		"two hours at the default rate": cfg(func(c *Config) { c.System, c.Duration = "barrier", 7200*engine.Second }),
+		"100 hours at the default rate": cfg(func(c *Config) { c.System, c.Duration = "barrier", 360_000*engine.Second }),
+		"bank for 10 hours (a table of effect counts)": cfg(func(c *Config) {
+			c.System, c.Workload, c.Duration = "barrier", "bank", 36_000*engine.Second
+		}),
 		"1 ms buckets over 1000 hours": cfg(func(c *Config) {
 			c.Duration, c.Rate, c.Bucket = 3600_000*engine.Second, 1, engine.Millisecond
 		}),
