@@ -421,16 +421,8 @@ func (p *parser) parse(rest string) (Spec, string) {
 			sp.Restart = d
 		}
 	case StoreSlow:
-		sp.Factor = DefaultStoreFactor
-		if f, ok := kv["factor"]; ok {
-			v, msg := parseFloat("factor", f)
-			if msg != "" {
-				return sp, msg
-			}
-			if v <= 0 {
-				return sp, fmt.Sprintf("factor %q must be positive", f)
-			}
-			sp.Factor = v
+		if sp.Factor, msg = factor(kv, DefaultStoreFactor); msg != "" {
+			return sp, msg
 		}
 	case Slow:
 		op, ok := kv["op"]
@@ -442,16 +434,8 @@ func (p *parser) parse(rest string) (Spec, string) {
 			return sp, msg
 		}
 		sp.Op, sp.Index = name, idx
-		sp.Factor = DefaultFactor
-		if f, ok := kv["factor"]; ok {
-			v, msg := parseFloat("factor", f)
-			if msg != "" {
-				return sp, msg
-			}
-			if v <= 0 {
-				return sp, fmt.Sprintf("factor %q must be positive", f)
-			}
-			sp.Factor = v
+		if sp.Factor, msg = factor(kv, DefaultFactor); msg != "" {
+			return sp, msg
 		}
 	case Throttle:
 		e, ok := kv["edge"]
@@ -711,4 +695,21 @@ func validate(s Spec) string {
 		}
 	}
 	return ""
+}
+
+// factor is a spec's optional factor=K (slow, store-slow): positive, def
+// when absent.
+func factor(kv map[string]string, def float64) (float64, string) {
+	f, ok := kv["factor"]
+	if !ok {
+		return def, ""
+	}
+	v, msg := parseFloat("factor", f)
+	if msg != "" {
+		return 0, msg
+	}
+	if v <= 0 {
+		return 0, fmt.Sprintf("factor %q must be positive", f)
+	}
+	return v, ""
 }

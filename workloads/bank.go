@@ -198,13 +198,19 @@ func (b *Bank) CostPerRecord(c *engine.CostModel) map[string]engine.Time {
 // partitions gives the same balances, so this is the oracle's answer for
 // every prefix of offsets.
 func (b *Bank) Balances(appended []int64) []int64 {
-	bal := make([]int64, b.accounts)
+	return balances(b.accounts, b.Transfer, appended)
+}
+
+// balances applies the first appended[p] transfers of each partition p,
+// drawn by transfer, to accounts accounts opened with InitialBalance.
+func balances(accounts int, transfer func(part int32, off int64) Transfer, appended []int64) []int64 {
+	bal := make([]int64, accounts)
 	for i := range bal {
 		bal[i] = InitialBalance
 	}
 	for p, n := range appended {
 		for off := int64(0); off < n; off++ {
-			t := b.Transfer(int32(p), off)
+			t := transfer(int32(p), off)
 			bal[t.Payer] -= t.Amount
 			bal[t.Payee] += t.Amount
 		}

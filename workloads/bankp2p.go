@@ -127,16 +127,5 @@ func (b *BankP2P) DefaultRate() float64 { return 250 * float64(b.accounts) }
 
 // Balances is Bank's Balances with this workload's transfers.
 func (b *BankP2P) Balances(appended []int64) []int64 {
-	bal := make([]int64, b.accounts)
-	for i := range bal {
-		bal[i] = InitialBalance
-	}
-	for p, n := range appended {
-		for off := int64(0); off < n; off++ {
-			t := b.Transfer(int32(p), off)
-			bal[t.Payer] -= t.Amount
-			bal[t.Payee] += t.Amount
-		}
-	}
-	return bal
+	return balances(b.accounts, b.Transfer, appended)
 }
