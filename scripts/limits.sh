@@ -27,7 +27,7 @@ rows=(
   "run --system barrier --checkpoint-interval 1ns"
   "run --rate NaN"
   "run --rate Inf"
-  "run --system barrier --duration 2h --fault crash"
+  "run --system barrier --duration 100h --fault crash"
   "run --cost net-bandwidth=NaN"
   "run --cost poll-interval=1ns"
   "run --fault slow@1s-2s:op=count/0,factor=1e300"

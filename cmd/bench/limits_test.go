@@ -52,7 +52,7 @@ func TestInputLimits(t *testing.T) {
 		{"slow factor 1e300", []string{"run", "--fault", "slow@1s-2s:op=count/0,factor=1e300", "--out", out}, "factor must be at most"},
 		{"throttle 1e-300/s", []string{"run", "--fault", "throttle@1s-2s:edge=split->count,rate=1e-300/s", "--out", out}, "rate must be at least"},
 		{"sweep cost NaN", []string{"sweep", "--param", "cost.net-latency=1ms,NaN", "--out", filepath.Join(dir, "s5")}, "net-latency"},
-		{"over the budget", []string{"run", "--system", "barrier", "--duration", "2h", "--fault", "crash", "--out", out}, "--no-budget"},
+		{"over the budget", []string{"run", "--system", "barrier", "--duration", "100h", "--fault", "crash", "--out", out}, "--no-budget"},
 		// Nonsense accepted.
 		{"throttle on a missing edge", []string{"run", "--fault", "throttle@1s-2s:edge=count->split,rate=10/s", "--out", out}, "no edge count->split"},
 		{"reorder on a missing edge", []string{"run", "--fault", "reorder@1s-2s:edge=sink->source", "--out", out}, "no edge sink->source"},
