@@ -180,8 +180,8 @@ var corpusRuns = map[string]struct {
 	cfg harness.Config
 }{
 	"double_commit": {"ftbench_mutant_double_commit", harness.Config{System: "barrier", Workload: "wordcount", Seed: 11260839177826854807,
-		Duration: 500 * engine.Millisecond, Parallelism: 2, Workers: 3, Rate: 2400,
-		Faults:     []string{"crash@0s:worker=2"},
+		Duration: engine.Second, Parallelism: 2, Workers: 3, Rate: 2400,
+		Faults:     []string{"crash@700ms:worker=1"},
 		SystemOpts: map[string]string{"checkpoint-interval": "500ms", "max-concurrent-checkpoints": "2", "sink": "2pc"}}},
 	"double_commit_p1": {"ftbench_mutant_double_commit", harness.Config{System: "barrier", Workload: "wordcount", Seed: 11260839177826854807,
 		Duration: engine.Second, Parallelism: 1, Workers: 2, Rate: 2400,

@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 # each must exit 3 in its mutant's build.
 pinned=(
   "ftbench_mutant_early_commit|--system barrier --workload wordcount --seed 11260839177826854807 --duration 700ms --parallelism 2 --workers 3 --rate 2400 --fault crash@502ms:worker=1,restart=1s --checkpoint-interval 500ms --max-concurrent-checkpoints 2 --sink 2pc --observe"
-  "ftbench_mutant_double_commit|--system barrier --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --fault crash@0s:worker=2 --checkpoint-interval 500ms --max-concurrent-checkpoints 2 --sink 2pc --observe"
-  "ftbench_mutant_unaligned_drop_channel_state|--system barrier --variant unaligned --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --checkpoint-interval 500ms --sink 2pc --observe"
+  "ftbench_mutant_double_commit|--system barrier --workload wordcount --seed 11260839177826854807 --duration 1s --parallelism 2 --workers 3 --rate 2400 --fault crash@700ms:worker=1 --checkpoint-interval 500ms --max-concurrent-checkpoints 2 --sink 2pc --observe"
+  "ftbench_mutant_unaligned_drop_channel_state|--system barrier --variant unaligned --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --checkpoint-interval 500ms --sink 2pc --checkpoints-retained 64 --observe"
   "ftbench_mutant_early_ack|--system stormack --workload wordcount --seed 11260839177826854807 --duration 500ms --parallelism 2 --workers 3 --rate 2400 --fault crash@0s:worker=1,restart=1s --ack-timeout 1s --observe"
   "ftbench_mutant_no_replay|--system lineage --workload wordcount --seed 11260839177826854807 --duration 3.2s --parallelism 2 --workers 3 --rate 2400 --fault crash@3.018s:worker=1,restart=300ms --batch-interval 500ms --checkpoint-every 2 --speculation true --observe"
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p --seed 11260839177826854807 --duration 3s --parallelism 2 --workers 3 --rate 2400 --snapshot-interval 500ms --observe"
