@@ -154,11 +154,20 @@ func (p *process) collect(ctx engine.Ctx, id int64, r *Report) {
 	}
 	p.gathers = slices.Delete(p.gathers, i, i+1)
 	gs := &GlobalSnapshot{ID: id, Initiator: p.self, CompletedAt: ctx.Now(), Reports: g.reports}
-	var state, chans int64
-	for _, r := range g.reports {
-		state += r.StateBytes
-		chans += r.channelBytes()
+	if p.unwritten == nil {
+		p.unwritten = map[int64]*GlobalSnapshot{}
 	}
-	ctx.Store().Put(snapshotKey(id), gs, state+chans, id)
-	ctx.Record(engine.Event{Kind: "snapshot_completed", ID: id, Value: int64(gs.CompletedAt - gs.Started()), Bytes: state + chans})
+	p.unwritten[id] = gs
+	ctx.Store().Put(snapshotKey(id), gs, gs.bytes(), id)
+	ctx.Record(engine.Event{Kind: "snapshot_completed", ID: id, Value: int64(gs.CompletedAt - gs.Started()), Bytes: gs.bytes()})
+}
+
+// bytes is what the snapshot takes in the store: every process's state
+// and recorded channel state.
+func (gs *GlobalSnapshot) bytes() int64 {
+	var n int64
+	for _, r := range gs.Reports {
+		n += r.StateBytes + r.channelBytes()
+	}
+	return n
 }

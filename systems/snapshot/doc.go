@@ -121,6 +121,10 @@
 // is missing for already committed, so that record must exist before the
 // checkpoint can complete.
 //
+// On bank-p2p the collector of a snapshot whose write the store fails
+// writes it again every 100 ms until it is durable (snapshot_write_failed
+// events), so an outage delays snapshots but loses none.
+//
 // # system_metrics
 //
 // Both modes: snapshots_taken, snapshots_consistent, snapshots_inconsistent,

@@ -51,6 +51,9 @@ func compileP2P(job systems.Job, w workloads.PeerToPeer) (*engine.Deployment, er
 const (
 	timerPoll     = 0
 	timerSnapBase = 1 // + snapshot number
+	// timerRewriteBase + snapshot number: write a collected snapshot whose
+	// write the store failed again.
+	timerRewriteBase = 1 << 40
 )
 
 // Transfers carry their per-channel number (for the audit and FIFO
@@ -94,6 +97,10 @@ type process struct {
 	held     []held   // transfers and forces that arrived while frozen
 	pollHeld bool     // the source poll came due while frozen
 	mtQueued []int64  // snapshots due here while frozen
+
+	// unwritten holds the collected snapshots whose store write failed
+	// (store-down) until a rewrite is durable, by snapshot number.
+	unwritten map[int64]*GlobalSnapshot
 }
 
 // held is a message a frozen Mattern initiator handles when it thaws.
@@ -138,6 +145,10 @@ func (p *process) Timer(ctx engine.Ctx, id int64) {
 		if !done {
 			ctx.After(again, timerPoll)
 		}
+		return
+	}
+	if id >= timerRewriteBase {
+		p.rewrite(ctx, id-timerRewriteBase)
 		return
 	}
 	j := id - timerSnapBase
@@ -227,8 +238,29 @@ func (p *process) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		p.mtTick(ctx, m.Body.([]int64))
 	case kindReport:
 		p.collect(ctx, int64(m.Key), m.Body.(*Report))
+	case engine.KindStoreDone:
+		// A collected snapshot is durable; nothing waits for it.
+		delete(p.unwritten, m.Val)
+	case engine.KindStoreFailed:
+		// The store failed the snapshot's write (store-down): the
+		// recorder writes it again until it is durable, as a snapshot's
+		// initiator must for the snapshot to be usable.
+		ctx.Record(engine.Event{Kind: "snapshot_write_failed", ID: m.Val})
+		ctx.After(snapshotRetryDelay, timerRewriteBase+m.Val)
 	}
-	// engine.KindStoreDone: a collected snapshot is durable; nothing waits for it.
+}
+
+// snapshotRetryDelay is how long a collector waits before writing a
+// failed snapshot again.
+const snapshotRetryDelay = 100 * engine.Millisecond
+
+// rewrite writes collected snapshot id again after a failed write.
+func (p *process) rewrite(ctx engine.Ctx, id int64) {
+	gs, ok := p.unwritten[id]
+	if !ok {
+		return
+	}
+	ctx.Store().Put(snapshotKey(id), gs, gs.bytes(), id)
 }
 
 // receive is a transfer arriving from q: classify it for the snapshots in
