@@ -38,22 +38,24 @@ field() { # field FILE EXPR: a value from a JSON file (python expression on r)
 ratio() { python3 -c "import sys; a,b=sys.argv[1:]; print('-' if 'null' in (a,b) or float(a)==0 else '%.2f'%(float(b)/float(a)))" "$1" "$2"; }
 echo "simulator vs live on $cores cores (work $work): live/sim ratios; >25% apart needs a reason (docs/architecture.md)"
 printf '%-30s %-9s %12s %12s %7s\n' row metric sim live ratio
+i=0
 for row in "${rows[@]}"; do
+  i=$((i + 1)) # each row writes to its own folders
   declare -A v=()
   for rt in sim live; do
     extra=()
     [ "$rt" = live ] && extra=("${live[@]}")
     # shellcheck disable=SC2086 # $row holds several flags
-    "$bin" capacity --system $row "${hw[@]}" "${extra[@]}" --out "$out/cap-$rt" >/dev/null 2>&1 || true
-    cap=$(field "$out/cap-$rt/capacity.json" "r['systems'][0]['capacity_rps'] if 'systems' in r else r['capacity_rps']")
+    "$bin" capacity --system $row "${hw[@]}" "${extra[@]}" --out "$out/$i-cap-$rt" >/dev/null 2>&1 || true
+    cap=$(field "$out/$i-cap-$rt/capacity.json" "r['systems'][0]['capacity_rps'] if 'systems' in r else r['capacity_rps']")
     v[cap-$rt]=$cap
     if [ "$cap" = null ]; then continue; fi
     half=$(python3 -c "print(round($cap/2))")
     for fault in "" crash; do
-      args=(run --system $row "${hw[@]}" "${extra[@]}" --rate "$half" --duration 10s --out "$out/run-$rt$fault")
+      args=(run --system $row "${hw[@]}" "${extra[@]}" --rate "$half" --duration 10s --out "$out/$i-run-$rt$fault")
       [ -n "$fault" ] && args+=(--fault crash)
       "$bin" "${args[@]}" >/dev/null 2>&1 || true
-      js=$(echo "$out/run-$rt$fault"/2*/run.json)
+      js=$(echo "$out/$i-run-$rt$fault"/2*/run.json)
       if [ -z "$fault" ]; then
         v[p50-$rt]=$(field "$js" "r['latency_ms']['p50']")
         v[p99-$rt]=$(field "$js" "r['latency_ms']['p99']")
