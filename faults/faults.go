@@ -142,7 +142,9 @@ func Grammar() string {
 func Kinds() []string {
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
-		out[i] = descriptions[k]
+		// The descriptions start with their kind; align what follows it
+		// in a column as wide as the longest kind.
+		out[i] = fmt.Sprintf("%-10s %s", k, strings.TrimSpace(strings.TrimPrefix(descriptions[k], string(k))))
 	}
 	return out
 }
