@@ -36,7 +36,10 @@ type Bank struct {
 	seed     uint64
 	accounts int
 	p2p      bool // bank-p2p: the payer of partition p's transfers is account p
-	plan     Plan
+	// top, for bank-p2p on a topology other than full, restricts each
+	// payee to the payer's out-neighbours (nil: any other account).
+	top  *Topology
+	plan Plan
 }
 
 // Bank constants.
@@ -141,6 +144,10 @@ func (b *Bank) Transfer(part int32, off int64) Transfer {
 	if payee >= payer {
 		payee++
 	}
+	if b.top != nil && b.top.Kind != TopologyFull {
+		out := b.top.Out[payer]
+		payee = out[engine.Mix64(b.seed^0x746f706f6c6f6779^uint64(part)<<48^uint64(off))%uint64(len(out))]
+	}
 	return Transfer{Payer: payer, Payee: payee, Amount: 10 * int64(1+(h>>40)%5)}
 }
 
@@ -198,19 +205,13 @@ func (b *Bank) CostPerRecord(c *engine.CostModel) map[string]engine.Time {
 // partitions gives the same balances, so this is the oracle's answer for
 // every prefix of offsets.
 func (b *Bank) Balances(appended []int64) []int64 {
-	return balances(b.accounts, b.Transfer, appended)
-}
-
-// balances applies the first appended[p] transfers of each partition p,
-// drawn by transfer, to accounts accounts opened with InitialBalance.
-func balances(accounts int, transfer func(part int32, off int64) Transfer, appended []int64) []int64 {
-	bal := make([]int64, accounts)
+	bal := make([]int64, b.accounts)
 	for i := range bal {
 		bal[i] = InitialBalance
 	}
 	for p, n := range appended {
 		for off := int64(0); off < n; off++ {
-			t := transfer(int32(p), off)
+			t := b.Transfer(int32(p), off)
 			bal[t.Payer] -= t.Amount
 			bal[t.Payee] += t.Amount
 		}

@@ -64,54 +64,20 @@ func init() {
 }
 
 // BankP2P is bank-p2p: a Bank whose payer is the partition and whose payee
-// is one of the payer's out-neighbours. It is its own type so that only
-// it, not the dataflow bank, is a PeerToPeer workload.
+// is one of the payer's out-neighbours (Bank.Transfer follows the
+// topology, so its plan, oracle and balances do too). It is its own type so
+// that only it, not the dataflow bank, is a PeerToPeer workload.
 type BankP2P struct {
 	*Bank
-	top  *Topology
-	plan Plan // Bank's plan with a debit stage that follows the topology
 }
 
 func newBankP2P(b *Bank, top *Topology) *BankP2P {
-	w := &BankP2P{Bank: b, top: top}
-	w.plan = b.plan
-	w.plan.Stages = append([]Stage(nil), b.plan.Stages...)
-	w.plan.Stages[0].Update = w.debit
-	return w
+	b.top = top
+	return &BankP2P{Bank: b}
 }
 
 // Topology is the channels between the processes.
 func (b *BankP2P) Topology() *Topology { return b.top }
-
-// Plan is bank's plan; its debit stage derives the payee from this
-// workload's Transfer, so the oracle follows the topology.
-func (b *BankP2P) Plan() *Plan { return &b.plan }
-
-// Transfer is Bank's transfer with the payee drawn among the payer's
-// out-neighbours. On the full topology it is Bank's transfer unchanged
-// (its payee is uniform over the other accounts already), so runs without
-// --topology are what they were.
-func (b *BankP2P) Transfer(part int32, off int64) Transfer {
-	t := b.Bank.Transfer(part, off)
-	if b.top.Kind == TopologyFull {
-		return t
-	}
-	out := b.top.Out[t.Payer]
-	t.Payee = out[engine.Mix64(b.seed^0x746f706f6c6f6779^uint64(part)<<48^uint64(off))%uint64(len(out))]
-	return t
-}
-
-// debit is Bank's debit stage with this workload's Transfer (the payee).
-func (b *BankP2P) debit(state *int64, m engine.Msg, emit func(engine.Msg)) {
-	t := b.Transfer(m.ID.Part, m.ID.Off)
-	*state += m.Val
-	d := m
-	d.Key, d.Val, d.ID.Sub, d.Size = DebitKey(t.Payer), *state, SubDebit, effectBytes
-	emit(d)
-	c := m
-	c.Key, c.Val, c.ID.Sub, c.Size = CreditKey(t.Payee), m.Val, SubCredit, effectBytes
-	emit(c)
-}
 
 // Processes is the number of processes; account p belongs to process p.
 func (b *BankP2P) Processes() int { return b.accounts }
@@ -124,8 +90,3 @@ func (b *BankP2P) Processes() int { return b.accounts }
 // heuristic's rate (~150k/s) money in flight dwarfs that motion and every
 // naive snapshot would come out short.
 func (b *BankP2P) DefaultRate() float64 { return 250 * float64(b.accounts) }
-
-// Balances is Bank's Balances with this workload's transfers.
-func (b *BankP2P) Balances(appended []int64) []int64 {
-	return balances(b.accounts, b.Transfer, appended)
-}
