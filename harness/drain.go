@@ -96,25 +96,19 @@ func (r *runner) judgeDrain(res *Result, del *check.Result) {
 	res.Pending = p
 }
 
-// pendingKeys are the sink keys some pending effect writes: their visible
-// value legitimately lags the oracle's final one in an undrained run. The
-// oracle pass (expect.go) collects them, since each sink effect carries its
-// id.
-func (r *runner) pendingKeys() map[uint64]bool { return r.pending }
-
 // wrongKeys compares the visible sink state with the oracle's, leaving out
 // in an undrained run the keys that pending effects still write.
 func (r *runner) wrongKeys(undrained bool) (int64, []check.KeyDiff) {
 	if !undrained {
-		return check.WrongKeys(r.visible, r.final)
+		return check.WrongKeys(r.visible.Map(), r.final)
 	}
 	skip := r.pendingKeys()
 	got, want := map[uint64]int64{}, map[uint64]int64{}
-	for k, v := range r.visible {
+	r.visible.Range(func(k uint64, v int64) {
 		if !skip[k] {
 			got[k] = v
 		}
-	}
+	})
 	for k, v := range r.final {
 		if !skip[k] {
 			want[k] = v

@@ -10,11 +10,11 @@ import (
 )
 
 // The expected effects of a run come from one pass of the workload's
-// sequential oracle over the appended log, after the simulation: it gives
-// the final state (wrong keys), each key's expected effects (the observer),
-// the keys of effects still pending (an undrained run) and the total, and
-// checks every record's effect count against the one the delivery checker
-// used during the run. A workload that counts its effects without the
+// sequential oracle over the appended log, beside the simulation: it gives
+// the final state (wrong keys), each key's expected effects (the observer)
+// and the total, and checks every record's effect count against the one the
+// delivery checker uses during the run. An undrained run takes a second
+// pass for the keys of effects still pending. A workload that counts its effects without the
 // oracle (workloads.EffectCounter) needs nothing per record of the log
 // during the run; any other gets a table of counts up front, one byte per
 // record, as before.
@@ -65,37 +65,89 @@ func (r *runner) expectedTotal() int64 {
 	return r.expected
 }
 
-// oraclePass feeds every appended record through the oracle, in offset
-// order with partitions interleaved (the order that defines the expected
-// output), once the run is over.
-func (r *runner) oraclePass() {
+// oracleOut is what the oracle pass computes for the checks after the run.
+type oracleOut struct {
+	sum   int64                   // effects of the whole log
+	final map[uint64]int64        // the sink's expected final state
+	want  map[uint64]check.Expect // the observer's expectations, nil without it
+	fault any                     // a panic of the pass, re-raised by the run
+}
+
+// startOracle starts the oracle pass: it feeds every appended record
+// through the oracle, in offset order with partitions interleaved (the
+// order that defines the expected output). The log is fixed before the run
+// (the source appends on a schedule, whatever the system does), so the pass
+// needs nothing from the simulation and runs beside it, on the machine's
+// other core, with a workload instance of its own: the checks wait for it
+// only if it is still going when the simulation ends. Its results do not
+// depend on the timing, so a run stays reproducible.
+func (r *runner) startOracle() {
+	done := make(chan oracleOut, 1)
+	w, err := r.newWorkload()
+	if err != nil {
+		panic(err) // the same workload was built before the run
+	}
+	total, parts, observe := r.log.Total(), int32(r.cfg.Parallelism), r.obs != nil && hasSink(w)
+	effectsOf := r.effectsOf
+	if c, ok := w.(workloads.EffectCounter); ok {
+		effectsOf = c.Effects // the run's own counter belongs to the simulation's goroutine
+	}
+	go func() {
+		var out oracleOut
+		defer func() {
+			out.fault = recover()
+			done <- out
+		}()
+		o := workloads.NewOracle(w)
+		if observe {
+			out.want = map[uint64]check.Expect{}
+			o.OnEffect = expectations(out.want)
+		}
+		for off := int64(0); off < total; off++ {
+			for p := range parts {
+				n := o.Feed(p, off)
+				if c := effectsOf(p, off); n != c {
+					panic(fmt.Sprintf("workload %s: record %d/%d has %d effects, but its effect counter said %d", w.Name(), p, off, n, c))
+				}
+				out.sum += int64(n)
+			}
+		}
+		out.final = o.Final()
+	}()
+	r.oracleDone = done
+}
+
+// joinOracle waits for the oracle pass and takes its results.
+func (r *runner) joinOracle() {
+	out := <-r.oracleDone
+	if out.fault != nil {
+		panic(out.fault) // Execute turns it into an internal error
+	}
+	r.expected, r.final, r.obsWant = out.sum, out.final, out.want
+}
+
+// pendingKeys are the sink keys some pending effect writes: their visible
+// value legitimately lags the oracle's final one in an undrained run. Only
+// an undrained run asks, after the simulation: it takes one more oracle
+// pass, since each sink effect carries its id and the delivery checker
+// knows which ids were committed.
+func (r *runner) pendingKeys() map[uint64]bool {
+	if r.pending != nil {
+		return r.pending
+	}
+	r.pending = map[uint64]bool{}
 	o := workloads.NewOracle(r.w)
-	pending := map[uint64]bool{}
-	var want map[uint64]check.Expect
-	var collect func(engine.Msg, int64)
-	if r.obs != nil && hasSink(r.w) {
-		want = map[uint64]check.Expect{}
-		collect = expectations(want)
-	}
-	o.OnEffect = func(m engine.Msg, prev int64) {
-		if collect != nil {
-			collect(m, prev)
-		}
+	o.OnEffect = func(m engine.Msg, _ int64) {
 		if !r.delivery.Committed(m.ID) {
-			pending[m.Key] = true
+			r.pending[m.Key] = true
 		}
 	}
-	var sum int64
 	for off := int64(0); off < r.log.Total(); off++ {
 		for p := int32(0); p < int32(r.cfg.Parallelism); p++ {
-			n := o.Feed(p, off)
-			if c := r.effectsOf(p, off); n != c {
-				panic(fmt.Sprintf("workload %s: record %d/%d has %d effects, but its effect counter said %d", r.w.Name(), p, off, n, c))
-			}
-			sum += int64(n)
+			o.Feed(p, off)
 		}
 	}
-	r.expected, r.final, r.pending, r.obsWant = sum, o.Final(), pending, want
+	return r.pending
 }
 
 // staleness is the output staleness series of the run (metrics.Staleness):

@@ -11,6 +11,7 @@ import (
 	"ftbench/check"
 	"ftbench/engine"
 	"ftbench/faults"
+	"ftbench/keyed"
 	"ftbench/metrics"
 	"ftbench/systems"
 	"ftbench/workloads"
@@ -125,8 +126,11 @@ type runner struct {
 	// settle is how long the run goes on once drained (drain.go).
 	settle engine.Time
 	// pending are the keys of effects never committed (pendingKeys,
-	// drain.go), from the oracle pass (expect.go).
+	// expect.go), computed when an undrained run first asks.
 	pending map[uint64]bool
+	// oracleDone delivers the oracle pass running beside the simulation
+	// (startOracle, expect.go).
+	oracleDone chan oracleOut
 
 	// observation (expect.go)
 	effectsOf func(part int32, off int64) int32
@@ -139,7 +143,7 @@ type runner struct {
 	stale     *metrics.StalenessTracker
 	series    *metrics.Series
 	latency   metrics.Histogram
-	visible   map[uint64]int64 // the output store's settled state
+	visible   *keyed.Table // the output store's settled state
 	store     *outputStore
 	events    []engine.Event
 	counters  map[string]int64
@@ -168,7 +172,7 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	// Before peerToPeer, which fills in the peer workload's own default.
 	rateGiven := cfg.Rate > 0
-	r := &runner{cfg: cfg, cost: engine.DefaultCost(), counters: map[string]int64{}, visible: map[uint64]int64{}}
+	r := &runner{cfg: cfg, cost: engine.DefaultCost(), counters: map[string]int64{}}
 	var err error
 	if r.sys, err = systems.Lookup(cfg.System); err != nil {
 		return nil, &InputError{err}
@@ -206,7 +210,7 @@ func prepare(cfg Config) (*runner, error) {
 	if err := checkCost(&r.cost); err != nil {
 		return nil, err
 	}
-	if r.w, err = workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err != nil {
+	if r.w, err = r.newWorkload(); err != nil {
 		return nil, &InputError{err}
 	}
 	if err := r.cost.CheckOps(cfg.Workload, workloads.Operators(r.w)); err != nil {
@@ -301,6 +305,12 @@ func prepare(cfg Config) (*runner, error) {
 	return r, nil
 }
 
+// newWorkload builds the run's workload: the same one every time, so the
+// oracle pass can have an instance of its own.
+func (r *runner) newWorkload() (workloads.Workload, error) {
+	return workloads.New(r.cfg.Workload, engine.ChildSeed(r.cfg.Seed, "workload"), r.cfg.WorkloadOpts)
+}
+
 func (r *runner) appendedAll() []int64 {
 	a := make([]int64, r.cfg.Parallelism)
 	for p := range a {
@@ -314,6 +324,14 @@ func (r *runner) run() *Outcome {
 	// workload (computed per record, or from one oracle pass up front).
 	r.setPhase(PhaseOracle)
 	r.prepareExpected()
+	// The oracle pass runs beside a simulation, on the core the event loop
+	// leaves free; in a live run the processes own every core (the
+	// harness's own work comes after, as the live runtime's accounting
+	// says), so there it starts when the run is over.
+	live := r.cfg.runtime() == RuntimeLive
+	if !live {
+		r.startOracle()
+	}
 	r.series = metrics.NewSeries(r.cfg.Bucket)
 	simStart := time.Now()
 	r.setPhase(PhaseSimulating)
@@ -331,6 +349,9 @@ func (r *runner) run() *Outcome {
 	}
 	r.simWall = time.Since(simStart)
 	r.setPhase(PhaseChecking)
+	if live {
+		r.startOracle()
+	}
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }
@@ -423,7 +444,7 @@ func (r *runner) finish() *Outcome {
 	res.Drained = r.drained
 	res.AppendedRecords = r.log.Total() * int64(r.cfg.Parallelism)
 
-	r.oraclePass()
+	r.joinOracle()
 	del := r.delivery.Finish(r.appendedAll())
 	r.judgeDrain(res, &del)
 	res.Duplicates, res.Lost, res.Unexpected = del.Duplicates, del.Lost, del.Unexpected

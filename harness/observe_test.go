@@ -464,8 +464,8 @@ func TestRegressionsInCommitOrder(t *testing.T) {
 	s.report(0, 5*engine.Millisecond, engine.Commit{Key: 1, Value: 10}, check.CommitFirst)
 	s.report(0, 3*engine.Millisecond, engine.Commit{Key: 1, Value: 9}, check.CommitFirst) // another sink's slice
 	s.settle(engine.Time(math.MaxInt64))
-	if s.regressions != 0 || s.visible[1] != 10 {
-		t.Fatalf("in time order 9 then 10: %d regressions, visible %d", s.regressions, s.visible[1])
+	if s.regressions != 0 || s.visible.Get(1) != 10 {
+		t.Fatalf("in time order 9 then 10: %d regressions, visible %d", s.regressions, s.visible.Get(1))
 	}
 	s.report(6*engine.Millisecond, 7*engine.Millisecond, engine.Commit{Key: 1, Value: 4}, check.CommitFirst)
 	s.settle(engine.Time(math.MaxInt64))

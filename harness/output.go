@@ -5,6 +5,7 @@ import (
 
 	"ftbench/check"
 	"ftbench/engine"
+	"ftbench/keyed"
 )
 
 // outputStore models the sink's external store as its clients see it: the
@@ -37,7 +38,7 @@ type outputStore struct {
 	runs    []*run
 	free    []*run
 	seq     uint64
-	visible map[uint64]int64
+	visible *keyed.Table
 
 	regressions int64
 	first       *Regression
@@ -69,7 +70,7 @@ type Regression struct {
 	To   int64   `json:"to"`   // the smaller value the commit showed
 }
 
-func newOutputStore() *outputStore { return &outputStore{visible: map[uint64]int64{}} }
+func newOutputStore() *outputStore { return &outputStore{visible: keyed.New(0)} }
 
 // run is a sorted run of pending commits; buf[head:] are unsettled.
 type run struct {
@@ -153,13 +154,14 @@ func (s *outputStore) settle(t engine.Time) {
 }
 
 func (s *outputStore) apply(p *pending) {
-	if prev, ok := s.visible[p.key]; ok && p.value < prev {
+	v, ok := s.visible.Ptr(p.key)
+	if prev := *v; ok && p.value < prev {
 		s.regressions++
 		if s.first == nil {
 			s.first = &Regression{Key: p.key, AtS: p.at.Seconds(), From: prev, To: p.value}
 		}
 	}
-	s.visible[p.key] = p.value
+	*v = p.value
 	if s.onSettle != nil {
 		s.onSettle(p)
 	}
@@ -173,7 +175,7 @@ func (s *outputStore) read(key uint64, t engine.Time) int64 {
 			return v
 		}
 	}
-	return s.visible[key]
+	return s.visible.Get(key)
 }
 
 // testUncommittedReads maps a (test) system's name to the pre-committed

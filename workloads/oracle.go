@@ -1,6 +1,9 @@
 package workloads
 
-import "ftbench/engine"
+import (
+	"ftbench/engine"
+	"ftbench/keyed"
+)
 
 // Oracle executes a plan sequentially, one record at a time and with one
 // global state per keyed stage, which is the exact output any correct
@@ -8,13 +11,8 @@ import "ftbench/engine"
 type Oracle struct {
 	w      Workload
 	plan   *Plan
-	states []map[uint64]int64
-	// cells[i] holds stage i's key state while its Update runs: a local
-	// would escape to the heap (Update is a function value), one allocation
-	// per record. One cell per stage, since Update's emit runs the stages
-	// after it before it returns.
-	cells []int64
-	final map[uint64]int64
+	states []*keyed.Table
+	final  *keyed.Table
 	// scratch for counting effects of one record
 	effects int32
 	emits   []func(engine.Msg)
@@ -25,11 +23,10 @@ type Oracle struct {
 
 // NewOracle prepares an oracle for w.
 func NewOracle(w Workload) *Oracle {
-	o := &Oracle{w: w, plan: w.Plan(), final: map[uint64]int64{}}
-	o.states = make([]map[uint64]int64, len(o.plan.Stages))
-	o.cells = make([]int64, len(o.plan.Stages))
+	o := &Oracle{w: w, plan: w.Plan(), final: keyed.New(0)}
+	o.states = make([]*keyed.Table, len(o.plan.Stages))
 	for i := range o.states {
-		o.states[i] = map[uint64]int64{}
+		o.states[i] = keyed.New(0)
 	}
 	o.emits = make([]func(engine.Msg), len(o.plan.Stages)+1)
 	for i := range o.plan.Stages {
@@ -45,15 +42,17 @@ func (o *Oracle) run(i int, m engine.Msg) {
 	switch {
 	case st.Sink:
 		o.effects++
+		v, _ := o.final.Ptr(m.Key)
 		if o.OnEffect != nil {
-			o.OnEffect(m, o.final[m.Key])
+			o.OnEffect(m, *v)
 		}
-		o.final[m.Key] = m.Val
+		*v = m.Val
 	case st.Update != nil:
-		c := &o.cells[i]
-		*c = o.states[i][m.Key]
-		st.Update(c, m, o.emits[i])
-		o.states[i][m.Key] = *c
+		// Update works on the key's slot in place: its emit runs only later
+		// stages (a plan is acyclic), which never insert into this table,
+		// so the pointer stays valid.
+		v, _ := o.states[i].Ptr(m.Key)
+		st.Update(v, m, o.emits[i])
 	default:
 		st.Fn(m, o.emits[i])
 	}
@@ -67,14 +66,13 @@ func (o *Oracle) Feed(part int32, off int64) int32 {
 	return o.effects
 }
 
-// State is keyed stage i's state after everything fed so far (empty for a
-// stateless stage or the sink). It is the oracle's own map: read it, do not
-// modify it. Snapshot-consistency checks compare persisted operator state
-// with it.
-func (o *Oracle) State(i int) map[uint64]int64 { return o.states[i] }
+// State is a copy of keyed stage i's state after everything fed so far
+// (empty for a stateless stage or the sink). Snapshot-consistency checks
+// compare persisted operator state with it.
+func (o *Oracle) State(i int) map[uint64]int64 { return o.states[i].Map() }
 
-// Final is the sink's visible state after everything fed so far.
-func (o *Oracle) Final() map[uint64]int64 { return o.final }
+// Final is a copy of the sink's visible state after everything fed so far.
+func (o *Oracle) Final() map[uint64]int64 { return o.final.Map() }
 
 // Expected feeds every appended record (appended[p] records of partition p)
 // in offset order, interleaving partitions, and returns the per-record effect

@@ -2,6 +2,7 @@ package barrier
 
 import (
 	"ftbench/engine"
+	"ftbench/keyed"
 	"ftbench/systems/internal/checkpoint"
 	"ftbench/systems/internal/stream"
 )
@@ -22,7 +23,7 @@ func chainState(s *snapshot, get func(n int64) *snapshot) (kvs []stream.KV, ok b
 	if len(s.Chain) <= 1 {
 		return s.State, true
 	}
-	op := &stream.Operator{State: map[uint64]int64{}}
+	op := &stream.Operator{State: keyed.New(0)}
 	for i, p := range s.Chain {
 		piece := s
 		if i < len(s.Chain)-1 {

@@ -18,7 +18,7 @@ func setupTask(t *testing.T, m mode) (*task, *fakeCtx, engine.ProcID, engine.Pro
 	return task, ctx, a, b, par
 }
 
-func stateOf(task *task) int64 { return task.op.State[0] }
+func stateOf(task *task) int64 { return task.op.State.Get(0) }
 
 // An overtaking barrier jumps A's queued records: they are channel state
 // and are still processed, after the snapshot.

@@ -96,7 +96,7 @@ func TestDataflowTaskChannelState(t *testing.T) {
 	}
 	tk.Handle(ctx, split0, word(7)) // closed channel: after the cut, not recorded
 	tk.Handle(ctx, split1, word(8)) // open channel: channel state, processed at once
-	if tk.op.State[7] != 2 || tk.op.State[8] != 1 {
+	if tk.op.State.Get(7) != 2 || tk.op.State.Get(8) != 1 {
 		t.Fatalf("CL must not block: state %v", tk.op.State)
 	}
 	tk.Handle(ctx, split1, marker(1)) // last marker: persist
@@ -121,7 +121,7 @@ func TestDataflowTaskChannelState(t *testing.T) {
 	ctx2.store = ctx.store
 	tk2.Init(ctx2)
 	tk2.Handle(ctx2, dj.coord, deployMsg(1, 1))
-	if len(tk2.op.State) != 2 || tk2.op.State[7] != 1 || tk2.op.State[8] != 1 {
+	if tk2.op.State.Len() != 2 || tk2.op.State.Get(7) != 1 || tk2.op.State.Get(8) != 1 {
 		t.Fatalf("restored state %v, want {7:1 8:1}", tk2.op.State)
 	}
 	if re := ctx2.takeSent(); len(re) != 1 || re[0].m.Key != 8 || re[0].m.Val != 1 {

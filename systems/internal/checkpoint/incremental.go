@@ -104,7 +104,7 @@ func (s *IncrementalState) Take(n int64) ([]stream.KV, Chain) {
 	} else {
 		kvs = make([]stream.KV, 0, len(keys))
 		for k := range keys {
-			kvs = append(kvs, stream.KV{Key: k, Val: s.op.State[k]})
+			kvs = append(kvs, stream.KV{Key: k, Val: s.op.State.Get(k)})
 		}
 		slices.SortFunc(kvs, func(a, b stream.KV) int { return cmpKey(a.Key, b.Key) })
 		chain = append(slices.Clip(s.confirmed), Piece{ID: n, Bytes: delta})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"ftbench/engine"
+	"ftbench/keyed"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -18,7 +19,8 @@ func counter() *stream.Operator {
 
 func touch(op *stream.Operator, keys ...uint64) {
 	for _, k := range keys {
-		op.State[k]++
+		v, _ := op.State.Ptr(k)
+		*v++
 		if op.Changed != nil {
 			op.Changed[k] = struct{}{}
 		}
@@ -34,8 +36,8 @@ func keysOf(kvs []stream.KV) []uint64 {
 }
 
 // restore applies a chain's pieces, as a restore does.
-func restore(pieces map[int64][]stream.KV, c Chain) map[uint64]int64 {
-	op := &stream.Operator{State: map[uint64]int64{}}
+func restore(pieces map[int64][]stream.KV, c Chain) *keyed.Table {
+	op := &stream.Operator{State: keyed.New(0)}
 	for _, p := range c {
 		op.Apply(pieces[p.ID])
 	}
@@ -63,8 +65,8 @@ func TestIncrementalState(t *testing.T) {
 		if last := chain[len(chain)-1]; last.Full != wantFull || last.Bytes != stream.StateBytes(len(kvs)) {
 			t.Errorf("checkpoint %d: piece %+v, want full=%v and %d bytes", n, last, wantFull, stream.StateBytes(len(kvs)))
 		}
-		if got := restore(pieces, chain); !maps.Equal(got, op.State) {
-			t.Errorf("checkpoint %d: its chain restores %v, the state is %v", n, got, op.State)
+		if got := restore(pieces, chain); !maps.Equal(got.Map(), op.State.Map()) {
+			t.Errorf("checkpoint %d: its chain restores %v, the state is %v", n, got.Map(), op.State.Map())
 		}
 	}
 	for k := uint64(1); k <= 20; k++ {

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"ftbench/engine"
+	"ftbench/keyed"
 	"ftbench/workloads"
 )
 
@@ -133,22 +134,18 @@ func KeyPartition(key uint64, n int) int { return workloads.KeyPartition(key, n)
 // Operator runs one non-sink stage's function on records, with its keyed state.
 type Operator struct {
 	Stage *workloads.Stage
-	State map[uint64]int64 // nil for stateless stages
+	State *keyed.Table // nil for stateless stages
 	// Changed, when not nil, collects the keys updated since it was last
 	// replaced (incremental checkpoints: a RocksDB memtable's keys).
 	Changed map[uint64]struct{}
 	emit    func(engine.Msg)
-	// cell holds the key's state while Update runs: a local would escape
-	// to the heap (Update is a function value), one allocation per record.
-	// A plan is acyclic, so Update never re-enters its own operator.
-	cell int64
 }
 
 // NewOperator makes an operator that hands every output to emit.
 func NewOperator(st *workloads.Stage, emit func(engine.Msg)) *Operator {
 	o := &Operator{Stage: st, emit: emit}
 	if st.Keyed() {
-		o.State = map[uint64]int64{}
+		o.State = keyed.New(0)
 	}
 	return o
 }
@@ -157,9 +154,10 @@ func NewOperator(st *workloads.Stage, emit func(engine.Msg)) *Operator {
 func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
 	ctx.Work(o.Stage.Cost(ctx.Cost(), m))
 	if o.State != nil {
-		o.cell = o.State[m.Key]
-		o.Stage.Update(&o.cell, m, o.emit)
-		o.State[m.Key] = o.cell
+		// Update works on the key's slot in place: emit only sends, and a
+		// plan is acyclic, so nothing inserts into this table meanwhile.
+		v, _ := o.State.Ptr(m.Key)
+		o.Stage.Update(v, m, o.emit)
 		if o.Changed != nil {
 			o.Changed[m.Key] = struct{}{}
 		}
@@ -180,26 +178,24 @@ func StateBytes(n int) int64 { return int64(n) * 16 }
 // Snapshot copies the keyed state in key order (a deterministic, immutable
 // copy to hand to the store).
 func (o *Operator) Snapshot() []KV {
-	kvs := make([]KV, 0, len(o.State))
-	for k, v := range o.State {
-		kvs = append(kvs, KV{k, v})
-	}
+	kvs := make([]KV, 0, o.State.Len())
+	o.State.Range(func(k uint64, v int64) { kvs = append(kvs, KV{k, v}) })
 	sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
 	return kvs
 }
 
 // Restore replaces the keyed state with a snapshot.
 func (o *Operator) Restore(kvs []KV) {
-	o.State = make(map[uint64]int64, len(kvs))
+	o.State = keyed.New(len(kvs))
 	for _, kv := range kvs {
-		o.State[kv.Key] = kv.Val
+		o.State.Set(kv.Key, kv.Val)
 	}
 }
 
 // Apply overwrites the keys of a delta snapshot (newer values win).
 func (o *Operator) Apply(kvs []KV) {
 	for _, kv := range kvs {
-		o.State[kv.Key] = kv.Val
+		o.State.Set(kv.Key, kv.Val)
 	}
 }
 

@@ -89,8 +89,8 @@ func TestOperatorSnapshotRestore(t *testing.T) {
 	}
 	op.Process(ctx, engine.Msg{Key: 5})
 	op.Restore(snap)
-	if op.State[5] != 3 {
-		t.Fatalf("restore gave %d, want 3", op.State[5])
+	if op.State.Get(5) != 3 {
+		t.Fatalf("restore gave %d, want 3", op.State.Get(5))
 	}
 	if ctx.work != 6*ctx.cost.StateCPU {
 		t.Fatalf("charged %v, want 6 x state-cpu", ctx.work)

@@ -1,0 +1,124 @@
+package keyed
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTableAgreesWithMap runs the same random operations on a Table and on
+// a Go map, over key sets that stress different paths: sequential keys,
+// hashed keys, key 0, and few keys updated very often.
+func TestTableAgreesWithMap(t *testing.T) {
+	cases := []struct {
+		name string
+		key  func(r *rand.Rand) uint64
+	}{
+		{"sequential", func(r *rand.Rand) uint64 { return uint64(r.IntN(5000)) }},
+		{"hashed", func(r *rand.Rand) uint64 { return uint64(r.IntN(20000)) * 0x9E3779B97F4A7C15 }},
+		{"with-zero", func(r *rand.Rand) uint64 { return uint64(r.IntN(3)) }},
+		{"full-range", func(r *rand.Rand) uint64 { return r.Uint64() }},
+		{"same-home", func(r *rand.Rand) uint64 { return uint64(r.IntN(64)) << 58 }}, // many keys, one top-bits bucket
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			tab, ref := New(0), map[uint64]int64{}
+			for i := range 200_000 {
+				k := c.key(r)
+				switch r.IntN(4) {
+				case 0:
+					v, ok := tab.Lookup(k)
+					rv, rok := ref[k]
+					if v != rv || ok != rok {
+						t.Fatalf("op %d: Lookup(%d) = %d,%v, map has %d,%v", i, k, v, ok, rv, rok)
+					}
+				case 1:
+					tab.Set(k, int64(i))
+					ref[k] = int64(i)
+				default:
+					p, existed := tab.Ptr(k)
+					_, rok := ref[k]
+					if existed != rok {
+						t.Fatalf("op %d: Ptr(%d) existed=%v, map has it: %v", i, k, existed, rok)
+					}
+					*p++
+					ref[k]++
+				}
+			}
+			if tab.Len() != len(ref) {
+				t.Fatalf("Len %d, map has %d keys", tab.Len(), len(ref))
+			}
+			got := tab.Map()
+			for k, v := range ref {
+				if got[k] != v {
+					t.Fatalf("key %d: table %d, map %d", k, got[k], v)
+				}
+			}
+			keys := tab.Keys()
+			for i := 1; i < len(keys); i++ {
+				if keys[i-1] >= keys[i] {
+					t.Fatalf("Keys not ascending at %d", i)
+				}
+			}
+			c := tab.Clone()
+			c.Set(keys[0], -1)
+			if tab.Get(keys[0]) == -1 && ref[keys[0]] != -1 {
+				t.Fatal("Clone shares storage with the original")
+			}
+		})
+	}
+}
+
+// TestRangeOrderIsDeterministic: two tables fed the same insertions iterate
+// in the same order (ftbench's determinism rule for systems/).
+func TestRangeOrderIsDeterministic(t *testing.T) {
+	order := func() []uint64 {
+		tab := New(0)
+		r := rand.New(rand.NewPCG(7, 7))
+		for range 10_000 {
+			tab.Set(r.Uint64()%50_000, 1)
+		}
+		var ks []uint64
+		tab.Range(func(k uint64, _ int64) { ks = append(ks, k) })
+		return ks
+	}
+	a, b := order(), order()
+	if len(a) != len(b) {
+		t.Fatal("lengths differ")
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("order differs at %d", i)
+		}
+	}
+}
+
+func benchKeys() []uint64 {
+	r := rand.New(rand.NewPCG(1, 1))
+	ks := make([]uint64, 1<<16)
+	for i := range ks {
+		ks[i] = uint64(r.IntN(10_000)) // wordcount's keys are word ranks
+	}
+	return ks
+}
+
+// BenchmarkTable is one read-modify-write of a key of a 10 000-key state,
+// as an operator's count does per record; BenchmarkGoMap the same with a
+// Go map (the numbers the package comment quotes).
+func BenchmarkTable(b *testing.B) {
+	ks, tab := benchKeys(), New(0)
+	b.ReportAllocs()
+	for i := range b.N {
+		p, _ := tab.Ptr(ks[i&(1<<16-1)])
+		*p++
+	}
+}
+
+func BenchmarkGoMap(b *testing.B) {
+	ks, m := benchKeys(), map[uint64]int64{}
+	b.ReportAllocs()
+	for i := range b.N {
+		k := ks[i&(1<<16-1)]
+		m[k] = m[k] + 1
+	}
+}
