@@ -128,6 +128,9 @@ type runner struct {
 	// pending are the keys of effects never committed (pendingKeys,
 	// expect.go), computed when an undrained run first asks.
 	pending map[uint64]bool
+	// pipe, when not nil, checks commits on a goroutine of its own
+	// (commits.go).
+	pipe *commitPipe
 	// oracleDone delivers the oracle pass running beside the simulation
 	// (startOracle, expect.go).
 	oracleDone chan oracleOut
@@ -331,6 +334,10 @@ func (r *runner) run() *Outcome {
 	live := r.cfg.runtime() == RuntimeLive
 	if !live {
 		r.startOracle()
+		if r.obs == nil && r.commitHook == nil {
+			r.pipe = newCommitPipe(func(q *queuedCommit) { r.checkCommit(q.now, q.at, q.c) })
+			defer r.pipe.stop()
+		}
 	}
 	r.series = metrics.NewSeries(r.cfg.Bucket)
 	simStart := time.Now()
@@ -352,6 +359,7 @@ func (r *runner) run() *Outcome {
 	if live {
 		r.startOracle()
 	}
+	r.syncCommits()
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
 	return r.finish()
 }
@@ -365,17 +373,33 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	// A first commit raises its record's done time (duplicates must not
 	// make a record look late); commits reach the harness out of time
 	// order by up to a CPU slice, so the checker keeps the latest.
-	status := r.delivery.RecordAt(c.ID, int64(at))
-	first := status == check.CommitFirst
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
-	if r.commitHook != nil {
-		r.commitHook(at, c, first)
-	}
 	r.bursts.Commit(at)
 	lat := at - c.Born
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
-	r.store.report(r.rt.Now(), at, c, status)
+	if r.pipe != nil {
+		r.pipe.add(r.rt.Now(), at, c)
+		return
+	}
+	r.checkCommit(r.rt.Now(), at, c)
+}
+
+// checkCommit gives a commit to the delivery checker and the output store
+// (inline, or on the commit pipe's goroutine).
+func (r *runner) checkCommit(now, at engine.Time, c engine.Commit) {
+	status := r.delivery.RecordAt(c.ID, int64(at))
+	if r.commitHook != nil {
+		r.commitHook(at, c, status == check.CommitFirst)
+	}
+	r.store.report(now, at, c, status)
+}
+
+// syncCommits makes the checkers current before the event loop reads them.
+func (r *runner) syncCommits() {
+	if r.pipe != nil {
+		r.pipe.sync()
+	}
 }
 
 func (r *runner) Event(e engine.Event) {
@@ -390,6 +414,7 @@ func (r *runner) Event(e engine.Event) {
 func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 
 func (r *runner) Sample(at engine.Time) {
+	r.syncCommits()
 	r.series.Lag(at, r.lag(at))
 	if r.drained {
 		if at >= r.drainedAt+r.settle {

@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"sync"
+
+	"ftbench/engine"
+)
+
+// commitPipe hands the run's commits to the delivery checker and the output
+// store on a goroutine of their own, so that checking a simulated run uses
+// the machine's second core instead of the event loop's. It models nothing
+// of the system under test; it only moves the harness's bookkeeping.
+//
+// Invariant: whenever the event loop reads what the checkers computed (a
+// Sample's lag and drain test, the end of the run), sync has run first, so
+// the checkers have taken every commit reported so far, in report order —
+// exactly what they would hold had each commit been checked inline. The
+// results are therefore the same, run for run, as with inline checking.
+//
+// Used only in the simulator without the observer (whose reads go to the
+// output store during the run) and without test hooks that watch commits as
+// they happen; everywhere else commits are checked inline.
+type commitPipe struct {
+	batch []queuedCommit
+	work  chan []queuedCommit
+	free  chan []queuedCommit
+	busy  sync.WaitGroup // batches sent and not yet checked
+	done  bool           // stopped
+	fault any            // a panic of the checking goroutine
+	check func(q *queuedCommit)
+}
+
+type queuedCommit struct {
+	now, at engine.Time
+	c       engine.Commit
+}
+
+// pipeBatch commits go over at once: large enough that handing a batch over
+// costs nothing per commit, small enough that the checker works while the
+// loop runs (a Sample waits for at most one batch's checking).
+const pipeBatch = 2048
+
+func newCommitPipe(check func(q *queuedCommit)) *commitPipe {
+	p := &commitPipe{work: make(chan []queuedCommit, 4), free: make(chan []queuedCommit, 6), check: check}
+	p.batch = make([]queuedCommit, 0, pipeBatch)
+	go p.loop(p.work)
+	return p
+}
+
+func (p *commitPipe) loop(work <-chan []queuedCommit) {
+	for b := range work {
+		p.run(b)
+		select {
+		case p.free <- b[:0]:
+		default:
+		}
+		p.busy.Done()
+	}
+}
+
+func (p *commitPipe) run(b []queuedCommit) {
+	defer func() {
+		if f := recover(); f != nil && p.fault == nil {
+			p.fault = f
+		}
+	}()
+	if p.fault != nil {
+		return // checking stopped at its first panic; sync re-raises it
+	}
+	for i := range b {
+		p.check(&b[i])
+	}
+}
+
+// add queues one commit.
+func (p *commitPipe) add(now, at engine.Time, c engine.Commit) {
+	p.batch = append(p.batch, queuedCommit{now: now, at: at, c: c})
+	if len(p.batch) == pipeBatch {
+		p.send()
+	}
+}
+
+func (p *commitPipe) send() {
+	p.busy.Add(1)
+	p.work <- p.batch
+	select {
+	case p.batch = <-p.free:
+	default:
+		p.batch = make([]queuedCommit, 0, pipeBatch)
+	}
+}
+
+// sync waits until every queued commit has been checked.
+func (p *commitPipe) sync() {
+	if len(p.batch) > 0 {
+		p.send()
+	}
+	p.busy.Wait()
+	if p.fault != nil {
+		panic(p.fault) // Execute turns it into an internal error
+	}
+}
+
+// stop ends the goroutine (once every batch sent is checked); the pipe
+// takes no more commits.
+func (p *commitPipe) stop() {
+	if !p.done {
+		close(p.work)
+		p.done = true
+	}
+}
