@@ -96,7 +96,6 @@ type Runtime struct {
 	stopOnce sync.Once
 	endAt    atomic.Int64 // Now once halted
 	wg       sync.WaitGroup
-	handled  atomic.Uint64
 
 	// life serialises kills and starts, and guards the worker state and
 	// the runtime's own timers.
@@ -162,7 +161,13 @@ func (rt *Runtime) Now() engine.Time {
 }
 
 // Events is the number of messages and timers handled so far.
-func (rt *Runtime) Events() uint64 { return rt.handled.Load() }
+func (rt *Runtime) Events() uint64 {
+	var n uint64
+	for _, p := range rt.procs {
+		n += p.handled.Load()
+	}
+	return n
+}
 
 // Stop makes Run return; the processes go on until Close. It may be
 // called from inside an observer callback.

@@ -27,6 +27,10 @@ type proc struct {
 	// which must yield to them without taking the mutex (syncPrio).
 	prio atomic.Int32
 	slow []slowRule // set before Run
+	// handled counts the messages and timers its incarnations handled
+	// (Runtime.Events); one counter per process rather than one shared
+	// by every goroutine, which would bounce its cache line per message.
+	handled atomic.Uint64
 
 	mu       sync.Mutex
 	up       bool
@@ -147,12 +151,11 @@ func (c *incarnation) loop(init bool) {
 		c.init()
 	}
 	for {
-		select {
-		case <-c.done:
+		// Atomic loads rather than a select on done and halt: this runs
+		// once per message, and a select locks both channels (halt is
+		// shared by every goroutine of the run).
+		if !c.alive() || rt.halted.Load() {
 			return
-		case <-rt.halt:
-			return
-		default:
 		}
 		if c.batchPos < len(c.batch) {
 			c.runBatch()
@@ -186,7 +189,7 @@ func (c *incarnation) loop(init bool) {
 			c.firing, c.inTimer = id, true
 			c.step(func() { c.proc.Timer(c, id) })
 			c.inTimer = false
-			rt.handled.Add(1)
+			c.p.handled.Add(1)
 		}
 	}
 }
@@ -194,7 +197,7 @@ func (c *incarnation) loop(init bool) {
 func (c *incarnation) handle(from engine.ProcID, m engine.Msg) {
 	c.step(func() { c.proc.Handle(c, from, m) })
 	c.overtaken = nil
-	c.p.rt.handled.Add(1)
+	c.p.handled.Add(1)
 }
 
 // runBatch handles the next batched message, unless something the
