@@ -81,7 +81,7 @@ type incarnation struct {
 	// message) was a large share of the runtime's cost per message.
 	counts []counted
 
-	// batch holds data messages taken from batchCh in one go, handled one
+	// batch holds messages taken from batchCh in one go, handled one
 	// by one while nothing else may go first (runBatch); paused is set
 	// when the process pauses or resumes a channel meanwhile.
 	batch      []item
@@ -479,12 +479,13 @@ func (c *incarnation) flushCounts() {
 
 // countLocked hands the counts over (rt.obs held).
 func (c *incarnation) countLocked() {
-	for i, k := range c.counts {
+	for _, k := range c.counts {
 		if k.n != 0 {
 			c.p.rt.observer.Count(k.name, k.n)
 		}
-		c.counts[i].n = 0
 	}
+	clear(c.counts)
+	c.counts = c.counts[:0]
 }
 
 // Commit is published when the step ends (publish).
