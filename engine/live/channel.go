@@ -58,7 +58,7 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 	}
 	p := c.p
 	rt := p.rt
-	rt.pay(p, rt.cost.SendCost(m.Size))
+	rt.pay(p, p.cost.SendCost(m.Size)) // at the sender's operator's costs
 	q := rt.mustProc(to)
 	q.mu.Lock()
 	defer q.mu.Unlock()

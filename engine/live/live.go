@@ -96,7 +96,6 @@ type Runtime struct {
 	stopOnce sync.Once
 	endAt    atomic.Int64 // Now once halted
 	wg       sync.WaitGroup
-	handled  atomic.Uint64
 
 	// life serialises kills and starts, and guards the worker state and
 	// the runtime's own timers.
@@ -140,12 +139,18 @@ func New(dep *engine.Deployment, cfg Config) (*Runtime, error) {
 	}
 	rt.store = newStore(rt, cfg.StoreDir, writers)
 	n := len(dep.Procs)
+	costs := map[string]*engine.CostModel{} // per CostOp, shared by its instances
 	for i := range dep.Procs {
 		spec := &dep.Procs[i]
 		if spec.Worker >= len(rt.workerDown) || spec.Worker < engine.ClientNode {
 			return nil, fmt.Errorf("live: process %s is placed on worker %d, but there are %d workers", spec.Name, spec.Worker, cfg.Workers)
 		}
-		rt.procs = append(rt.procs, &proc{id: engine.ProcID(i), spec: spec, rt: rt, in: make([]*channel, n), pending: map[uint64]*armed{}})
+		cost, ok := costs[spec.CostOp]
+		if !ok {
+			cost = rt.cost.For(spec.CostOp)
+			costs[spec.CostOp] = cost
+		}
+		rt.procs = append(rt.procs, &proc{id: engine.ProcID(i), spec: spec, rt: rt, cost: cost, in: make([]*channel, n), pending: map[uint64]*armed{}})
 	}
 	return rt, nil
 }
@@ -162,7 +167,13 @@ func (rt *Runtime) Now() engine.Time {
 }
 
 // Events is the number of messages and timers handled so far.
-func (rt *Runtime) Events() uint64 { return rt.handled.Load() }
+func (rt *Runtime) Events() uint64 {
+	var n uint64
+	for _, p := range rt.procs {
+		n += p.handled.Load()
+	}
+	return n
+}
 
 // Stop makes Run return; the processes go on until Close. It may be
 // called from inside an observer callback.

@@ -17,6 +17,7 @@ type proc struct {
 	id   engine.ProcID
 	spec *engine.ProcSpec
 	rt   *Runtime
+	cost *engine.CostModel // the model of spec.CostOp (engine.CostModel.For), as in the simulator
 	// inc is the current incarnation's number, bumped by every kill. Every
 	// Ctx call compares its own number with it, so a goroutine still
 	// inside a handler of a killed incarnation can neither send nor commit.
@@ -27,6 +28,10 @@ type proc struct {
 	// which must yield to them without taking the mutex (syncPrio).
 	prio atomic.Int32
 	slow []slowRule // set before Run
+	// handled counts the messages and timers its incarnations handled
+	// (Runtime.Events); one counter per process rather than one shared
+	// by every goroutine, which would bounce its cache line per message.
+	handled atomic.Uint64
 
 	mu       sync.Mutex
 	up       bool
@@ -69,8 +74,14 @@ type incarnation struct {
 	// commits and deletes wait for the end of the step (publish).
 	commits []engine.Commit
 	deletes []string
+	// counts are Count calls made while alive, summed by name and handed
+	// to the observer with the next commits, before the goroutine waits
+	// for input, and when it returns: counters are read only after the
+	// run, and a lock round trip per Count (stormack counts every ack
+	// message) was a large share of the runtime's cost per message.
+	counts []counted
 
-	// batch holds data messages taken from batchCh in one go, handled one
+	// batch holds messages taken from batchCh in one go, handled one
 	// by one while nothing else may go first (runBatch); paused is set
 	// when the process pauses or resumes a channel meanwhile.
 	batch      []item
@@ -80,7 +91,12 @@ type incarnation struct {
 	paused     bool
 }
 
-// maxBatch is the most data messages taken from a channel under one lock.
+type counted struct {
+	name string
+	n    int64
+}
+
+// maxBatch is the most messages taken from a channel under one lock.
 const maxBatch = 64
 
 // activate brings up a fresh incarnation (p.mu held); its goroutine is
@@ -142,17 +158,17 @@ func (c *incarnation) step(f func()) {
 func (c *incarnation) loop(init bool) {
 	rt := c.p.rt
 	defer rt.wg.Done()
+	defer c.flushCounts()
 	defer rt.guard(c.p.spec.Name)
 	if init {
 		c.init()
 	}
 	for {
-		select {
-		case <-c.done:
+		// Atomic loads rather than a select on done and halt: this runs
+		// once per message, and a select locks both channels (halt is
+		// shared by every goroutine of the run).
+		if !c.alive() || rt.halted.Load() {
 			return
-		case <-rt.halt:
-			return
-		default:
 		}
 		if c.batchPos < len(c.batch) {
 			c.runBatch()
@@ -172,6 +188,7 @@ func (c *incarnation) loop(init bool) {
 		c.p.mu.Unlock()
 		switch kind {
 		case stepNone:
+			c.flushCounts()
 			select {
 			case <-c.wake:
 			case <-c.done:
@@ -186,7 +203,7 @@ func (c *incarnation) loop(init bool) {
 			c.firing, c.inTimer = id, true
 			c.step(func() { c.proc.Timer(c, id) })
 			c.inTimer = false
-			rt.handled.Add(1)
+			c.p.handled.Add(1)
 		}
 	}
 }
@@ -194,7 +211,7 @@ func (c *incarnation) loop(init bool) {
 func (c *incarnation) handle(from engine.ProcID, m engine.Msg) {
 	c.step(func() { c.proc.Handle(c, from, m) })
 	c.overtaken = nil
-	c.p.rt.handled.Add(1)
+	c.p.handled.Add(1)
 }
 
 // runBatch handles the next batched message, unless something the
@@ -204,11 +221,11 @@ func (c *incarnation) handle(from engine.ProcID, m engine.Msg) {
 // (with its credit), and the next step is chosen under the lock again.
 func (c *incarnation) runBatch() {
 	p := c.p
-	if p.prio.Load() > 0 || p.full.Load() > 0 || c.paused || !c.alive() {
+	it := c.batch[c.batchPos]
+	if p.prio.Load() > 0 || (p.full.Load() > 0 && !it.m.Ctrl) || c.paused || !c.alive() {
 		c.putBack()
 		return
 	}
-	it := c.batch[c.batchPos]
 	c.batch[c.batchPos] = item{}
 	c.batchPos++
 	c.handle(c.batchCh.from.id, it.m)
@@ -219,12 +236,23 @@ func (c *incarnation) putBack() {
 	rest := c.batch[c.batchPos:]
 	p.mu.Lock()
 	if ch := c.batchCh; c.alive() && ch.epoch == c.batchEpoch && len(rest) > 0 {
-		q := make([]item, 0, len(rest)+len(ch.inq)-ch.head)
-		q = append(q, rest...)
-		q = append(q, ch.inq[ch.head:]...)
-		ch.inq, ch.head = q, 0
+		if ch.head >= len(rest) {
+			// Back into the slots they were taken from: no copy of the
+			// queue, which for control messages (no credit) can be long.
+			ch.head -= len(rest)
+			copy(ch.inq[ch.head:], rest)
+		} else {
+			// The queue was emptied and refilled from its start since:
+			// what came since is at most one batch's worth of arrivals.
+			q := make([]item, 0, len(rest)+len(ch.inq)-ch.head)
+			q = append(q, rest...)
+			q = append(q, ch.inq[ch.head:]...)
+			ch.inq, ch.head = q, 0
+		}
 		for _, it := range rest {
-			ch.used += p.rt.cost.WireBytes(it.m.Size)
+			if !it.m.Ctrl {
+				ch.used += p.rt.cost.WireBytes(it.m.Size)
+			}
 		}
 		if !ch.full && ch.used >= ch.capacity {
 			ch.full = true
@@ -271,11 +299,14 @@ func (p *proc) next(c *incarnation) (kind int, from engine.ProcID, m engine.Msg,
 		if ch := p.inputs[j]; ch.deliverable(blocked) {
 			p.rr = (j + 1) % n
 			m := ch.take()
-			if !m.Ctrl && !blocked && len(p.timers) == 0 {
-				// Take the data behind it too (runBatch), so that a busy
-				// channel costs one lock per batch rather than per message.
+			if len(p.timers) == 0 {
+				// Take the messages behind it too (runBatch), so that a
+				// busy channel costs one lock per batch rather than per
+				// message; control messages as well (stormack's acks are
+				// most of its traffic), but while backpressured only the
+				// control messages at the head, as deliverable allows.
 				c.batchCh, c.batchEpoch, c.paused = ch, ch.epoch, false
-				for len(c.batch) < maxBatch-1 && ch.head < len(ch.inq) && !ch.inq[ch.head].m.Ctrl {
+				for len(c.batch) < maxBatch-1 && ch.deliverable(blocked) {
 					it := ch.inq[ch.head] // with its seq, for putBack
 					ch.take()
 					c.batch = append(c.batch, it)
@@ -352,7 +383,7 @@ func (c *incarnation) Self() engine.ProcID     { return c.p.id }
 func (c *incarnation) Now() engine.Time        { return c.p.rt.Now() }
 func (c *incarnation) Rand() *rand.Rand        { return c.rng }
 func (c *incarnation) Store() engine.Store     { return c }
-func (c *incarnation) Cost() *engine.CostModel { return &c.p.rt.cost }
+func (c *incarnation) Cost() *engine.CostModel { return c.p.cost }
 func (c *incarnation) Overtaken() []engine.Msg { return c.overtaken }
 
 // Work pays d in calibrated computation (nothing with --work none).
@@ -417,13 +448,44 @@ func (c *incarnation) Record(e engine.Event) {
 	})
 }
 
+// Count adds to a counter of the incarnation's own (counts), handed to the
+// observer in bulk (flushCounts) with what the incarnation counted while it
+// was alive.
 func (c *incarnation) Count(name string, delta int64) {
-	rt := c.p.rt
-	rt.observe(func() {
-		if c.alive() {
-			rt.observer.Count(name, delta)
+	if !c.alive() {
+		return
+	}
+	for i := range c.counts {
+		if c.counts[i].name == name {
+			c.counts[i].n += delta
+			return
 		}
-	})
+	}
+	c.counts = append(c.counts, counted{name, delta})
+}
+
+// flushCounts hands the incarnation's counts to the observer, also after
+// the incarnation was killed (they were counted while it was alive) and
+// while Close is waiting for the goroutines (which then read nothing).
+func (c *incarnation) flushCounts() {
+	if len(c.counts) == 0 {
+		return
+	}
+	rt := c.p.rt
+	rt.obs.Lock()
+	c.countLocked()
+	rt.obs.Unlock()
+}
+
+// countLocked hands the counts over (rt.obs held).
+func (c *incarnation) countLocked() {
+	for _, k := range c.counts {
+		if k.n != 0 {
+			c.p.rt.observer.Count(k.name, k.n)
+		}
+	}
+	clear(c.counts)
+	c.counts = c.counts[:0]
 }
 
 // Commit is published when the step ends (publish).
@@ -449,7 +511,8 @@ func (c *incarnation) publish() {
 	p.mu.Lock() // excludes a kill between the check and the effects
 	if c.alive() {
 		if len(c.commits) > 0 {
-			rt.observe(func() {
+			rt.obs.Lock()
+			if !rt.halted.Load() {
 				// Stamped when they become visible, under the observer
 				// lock: commits reach the harness in time order, which
 				// its output store (what readers see when) relies on.
@@ -457,7 +520,9 @@ func (c *incarnation) publish() {
 				for _, cm := range c.commits {
 					rt.observer.Commit(at, cm)
 				}
-			})
+				c.countLocked()
+			}
+			rt.obs.Unlock()
 		}
 		rt.store.remove(c.deletes)
 	}
