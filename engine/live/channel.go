@@ -56,6 +56,13 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 	if !c.alive() {
 		return
 	}
+	if len(c.commits) > 0 || len(c.deletes) > 0 {
+		// What the step did before this send is visible before the message
+		// can be: a receiver that acts on it (an acker completing a tree
+		// on the sink's ack) must never see it while a crash later in the
+		// step could still drop the commit it follows.
+		c.publish()
+	}
 	p := c.p
 	rt := p.rt
 	rt.pay(p, p.cost.SendCost(m.Size)) // at the sender's operator's costs

@@ -143,6 +143,55 @@ func TestDeadIncarnationIsSilent(t *testing.T) {
 	}
 }
 
+// A send publishes the commits its step made before it: when a worker
+// crashes later in the step, the receiver of the message (an acker told
+// the effect is written) never acts on a commit that was lost with the
+// crash.
+func TestSendPublishesEarlierCommits(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	var peerGot atomic.Int32
+	dep := &engine.Deployment{Coordinator: -1}
+	dep.Add(engine.ProcSpec{Name: "sink", Worker: 0, New: func() engine.Process {
+		return &funcs{
+			init: func(ctx engine.Ctx) { ctx.After(0, 1) },
+			timer: func(ctx engine.Ctx, _ int64) {
+				ctx.Commit(engine.Commit{Key: 7})
+				ctx.Send(1, engine.Msg{Kind: 1, Ctrl: true, Size: 8}) // the ack
+				close(entered)
+				<-release // the worker crashes meanwhile
+			},
+		}
+	}})
+	dep.Add(engine.ProcSpec{Name: "acker", Worker: -1, New: func() engine.Process {
+		return &funcs{handle: func(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
+			if from != engine.Runtime {
+				peerGot.Add(1)
+			}
+		}}
+	}})
+	var once sync.Once
+	obs := &recorder{onEvent: func(e engine.Event) {
+		if e.Kind == "worker_crash" {
+			once.Do(func() {
+				go func() { <-entered; close(release) }()
+			})
+		}
+	}}
+	rt := newRuntime(t, dep, testCost(), obs, 1)
+	if err := rt.Crash(0, 10*engine.Millisecond, 10*engine.Second); err != nil {
+		t.Fatal(err)
+	}
+	rt.Run(300 * engine.Millisecond)
+	rt.Close()
+	if peerGot.Load() != 1 {
+		t.Fatalf("the acker got %d acks, want the one sent before the crash", peerGot.Load())
+	}
+	if len(obs.commits) != 1 || obs.commits[0].Key != 7 {
+		t.Errorf("the acker was told of a commit, but the sink's commits are %v", obs.commits)
+	}
+}
+
 // Data arrives in FIFO order, and a slow receiver backpressures the
 // sender: the channel never holds much more than its credit.
 func TestFIFOAndBackpressure(t *testing.T) {

@@ -502,7 +502,10 @@ func (c *incarnation) Commit(cm engine.Commit) {
 // on it where a real system has an atomic commit (barrier's 2PC sink
 // commits a transaction and deletes its pending record in one handler, as
 // a transactional store's commit marker does). Sends are not held back: a
-// process that dies mid-step has sent what it sent.
+// process that dies mid-step has sent what it sent, so a send first
+// publishes what the step committed before it (the simulator's order: a
+// step's commits and sends are all or nothing, so no one can see a send
+// whose earlier commit was lost).
 func (c *incarnation) publish() {
 	if len(c.commits) == 0 && len(c.deletes) == 0 {
 		return
