@@ -1,0 +1,53 @@
+package sim
+
+import "ftbench/engine"
+
+// A master crash (crash@T:master) kills every process on the master node —
+// the checkpoint coordinator, Spark's driver — and starts fresh
+// incarnations after the restart delay, which have only what the durable
+// store holds (a JobManager or driver restarted by its HA setup or cluster
+// manager). The workers are not touched: whether their tasks survive the
+// master's loss is the system's business (a new Flink JobManager restarts
+// them from the latest checkpoint, a new Spark driver starts new executors,
+// Storm's workers run on without Nimbus). Nobody is notified of the crash:
+// the coordinator is what died. When the master is back, its coordinator
+// is told of every worker that is down at that moment, as a new leader
+// learns which TaskManagers or executors never registered with it; a
+// worker that crashed and came back meanwhile needs no notice, because the
+// new leader treats every task as lost anyway.
+
+func (s *Sim) crashMaster(restart engine.Time) {
+	if s.masterDown {
+		return
+	}
+	s.masterDown = true
+	for _, p := range s.procs {
+		if p.spec.Worker == engine.MasterNode && p.up {
+			p.kill()
+		}
+	}
+	s.freeCores(engine.MasterNode)
+	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_crash", ID: engine.MasterNode, Value: int64(restart)})
+	s.schedule(event{at: s.now + restart, kind: evWorkerUp, proc: engine.MasterNode})
+}
+
+func (s *Sim) masterUp() {
+	s.masterDown = false
+	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: engine.MasterNode})
+	for _, p := range s.procs {
+		if p.spec.Worker == engine.MasterNode && !p.up {
+			p.start(s.now)
+		}
+	}
+	for w, down := range s.workerDown {
+		if !down {
+			continue
+		}
+		for i := len(s.failures) - 1; i >= 0; i-- {
+			if s.failures[i].Worker == w {
+				s.notify(engine.KindFailure, i, s.now)
+				break
+			}
+		}
+	}
+}
