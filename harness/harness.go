@@ -562,7 +562,9 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 			rec.LagRecoveryTimeS = &v
 		}
 		if s.Kind == faults.Crash || s.Kind == faults.Pause {
-			hasCrash = true
+			// A master crash is detected by nobody: the coordinator is
+			// what died, and a new one takes over when it is back.
+			hasCrash = hasCrash || !s.Master
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
 			rec.Crashed = r.crashed(s)
 		}
