@@ -21,6 +21,11 @@
 // failover. Tasks that come up by themselves (a restarted worker) stay idle
 // until deployed, so no task ever runs with state from a different cut than
 // the rest of its region.
+//
+// A master crash kills the coordinator. Its next incarnation is a new leader
+// (job-manager HA, takeOver): it restores the job from the completed
+// checkpoint record the old leader left in the store (Meta) and restarts
+// every task from it.
 package checkpoint
 
 import (
