@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"strings"
 	"testing"
 
 	"ftbench/engine"
@@ -73,5 +74,16 @@ func TestMasterCrashEndToEnd(t *testing.T) {
 				t.Errorf("detection delay %g reported for a master crash, which nobody detects", *r.DetectionDelayS)
 			}
 		})
+	}
+}
+
+// The live runtime has no master crash yet: refused before the run.
+func TestLiveRefusesMasterCrash(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Runtime = RuntimeLive
+	cfg.Faults = []string{"crash@1s:master"}
+	_, err := Execute(cfg)
+	if !IsInputError(err) || !strings.Contains(err.Error(), "a master crash is not implemented by the live runtime") {
+		t.Errorf("err = %v, want an input error naming the master crash", err)
 	}
 }
