@@ -11,7 +11,8 @@ import "ftbench/engine"
 // them from the latest checkpoint, a new Spark driver starts new executors,
 // Storm's workers run on without Nimbus). Nobody is notified of the crash:
 // the coordinator is what died. When the master is back, its coordinator
-// is told of every worker that is down at that moment, as a new leader
+// is told of every worker that is down at that moment (and whose failure
+// has been detected; a later detection notifies it then), as a new leader
 // learns which TaskManagers or executors never registered with it; a
 // worker that crashed and came back meanwhile needs no notice, because the
 // new leader treats every task as lost anyway.
@@ -44,8 +45,11 @@ func (s *Sim) masterUp() {
 			continue
 		}
 		for i := len(s.failures) - 1; i >= 0; i-- {
-			if s.failures[i].Worker == w {
-				s.notify(engine.KindFailure, i, s.now)
+			if f := s.failures[i]; f.Worker == w {
+				// A failure not detected yet is notified when it is.
+				if f.FailedAt+s.cost.DetectDelay <= s.now {
+					s.notify(engine.KindFailure, i, s.now)
+				}
 				break
 			}
 		}
