@@ -199,7 +199,12 @@ type ProcSpec struct {
 	CostOp string
 	Index  int // instance index within Op
 	Worker int // worker it runs on; MasterNode for the master node; ClientNode for a client
-	New    func() Process
+	// MasterBound processes die with the master node although they run on
+	// a worker, and fresh ones start a task-restart delay after the master
+	// is back: Spark's executors exit when their driver disconnects, and
+	// the new driver gets new ones.
+	MasterBound bool
+	New         func() Process
 }
 
 // MasterNode places a process on the master node: the checkpoint

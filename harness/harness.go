@@ -614,7 +614,9 @@ func (r *runner) crashed(s faults.Spec) *Crashed {
 		}
 		c := &Crashed{Worker: worker, Processes: []string{}}
 		for _, p := range r.dep.Procs {
-			if p.Worker == c.Worker {
+			// A master crash also takes the processes bound to the master
+			// (Spark's executors).
+			if p.Worker == c.Worker || (worker == engine.MasterNode && p.MasterBound) {
 				c.Processes = append(c.Processes, p.Name)
 			}
 		}

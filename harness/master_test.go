@@ -22,7 +22,8 @@ func TestMasterCrashEndToEnd(t *testing.T) {
 	}{
 		{"none", nil, false, false},
 		{"stormack", nil, false, true},
-		{"lineage", []string{"driver"}, true, true},
+		{"lineage", []string{"driver", "executor/0", "executor/1", "executor/2", "executor/3", "executor/4", "executor/5", "executor/6", "executor/7",
+			"executor/8", "executor/9", "executor/10", "executor/11", "executor/12", "executor/13", "executor/14", "executor/15"}, true, true},
 		{"barrier", []string{"coordinator"}, true, true},
 		{"snapshot", []string{"coordinator"}, true, true},
 	}

@@ -21,16 +21,18 @@ func (m *master) Handle(ctx engine.Ctx, from engine.ProcID, msg engine.Msg) {
 	}
 }
 
-// A master crash kills only the master node's processes, restarts them
-// after the restart delay with a fresh Init, notifies nobody, and then
-// tells the new coordinator of every worker still down; the workers' data
-// path goes on throughout.
+// A master crash kills only the master node's processes and those bound to
+// it, restarts them after the restart delay with a fresh Init (the bound
+// ones a task-restart later), notifies nobody, and then tells the new
+// coordinator of every worker still down.
 func TestMasterCrash(t *testing.T) {
 	var sent int64
 	var got []int64
 	var inits []engine.Time
 	var told []engine.Msg
 	dep := pipeline(0, &sent, &got)
+	bound := dep.Add(engine.ProcSpec{Name: "executor", Worker: 1, MasterBound: true,
+		New: func() engine.Process { return &consumer{} }})
 	dep.Coordinator = dep.Add(engine.ProcSpec{Name: "coordinator", Worker: engine.MasterNode,
 		New: func() engine.Process { return &master{inits: &inits, told: &told} }})
 	s := newSim(t, dep)
@@ -42,13 +44,24 @@ func TestMasterCrash(t *testing.T) {
 	if err := s.Crash(engine.MasterNode, 200*engine.Millisecond, 1500*engine.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	s.Run(150 * engine.Millisecond)
-	received := len(got)
 	s.Run(1650 * engine.Millisecond)
 	if len(inits) != 1 || len(told) != 0 {
 		t.Fatalf("by 1.65s: master incarnations started %v, told %v; want 1 and nothing (it is down until 1.7s)", inits, told)
 	}
+	b, c := s.procs[bound], s.procs[1]
+	if b.up || b.inc != 1 || !c.up || c.inc != 0 {
+		t.Fatalf("at 1.65s: bound process up %v (incarnation %d), consumer up %v (%d): want the bound one killed once, the consumer untouched",
+			b.up, b.inc, c.up, c.inc)
+	}
+	s.Run(1850 * engine.Millisecond)
+	if b.up {
+		t.Fatalf("the bound process is up at 1.85s, before the master (1.7s) plus task-restart (200ms)")
+	}
+	received := len(got)
 	s.Run(3 * engine.Second)
+	if !b.up || b.inc != 1 {
+		t.Fatalf("the bound process is not back after the master: up %v, incarnation %d", b.up, b.inc)
+	}
 	if len(inits) != 2 || inits[1] != 1700*engine.Millisecond {
 		t.Fatalf("master incarnations started at %v, want 0 and 1.7s", inits)
 	}

@@ -113,8 +113,8 @@
 // checkpoint directory, JobGenerator.restart): the driver's loss takes its
 // executors with it, and a new driver recovers from its metadata checkpoint
 // (lineage/meta: the last complete state checkpoint) and its write-ahead
-// log of batch offsets, then starts new executors (the old ones are
-// cancelled with ctx.Restart). A batch whose log record is still there is
+// log of batch offsets; new executors start a task-restart delay after it
+// (the old ones died with the driver: engine.ProcSpec.MasterBound). A batch whose log record is still there is
 // re-run and committed: the record is deleted in the step that makes the
 // batch's output visible, so it marks exactly the batches whose output is
 // not visible. A batch with only its commit record is committed; its

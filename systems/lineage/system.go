@@ -133,7 +133,10 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 		x := x
 		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
 			Name: fmt.Sprintf("executor/%d", x), Op: anchor, Index: x, Worker: x % e.nodes,
-			New: func() engine.Process { return newExecutor(e, x) },
+			// An executor exits when its driver disconnects
+			// (CoarseGrainedExecutorBackend.onDisconnected).
+			MasterBound: true,
+			New:         func() engine.Process { return newExecutor(e, x) },
 		}))
 	}
 	if cfg.upstream {

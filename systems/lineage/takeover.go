@@ -8,9 +8,12 @@ import (
 
 // Driver recovery after a master crash (crash@T:master), as Spark
 // Streaming's: the driver's loss takes its executors with it (an executor
-// exits when its driver disconnects), and a new driver restarts from the
-// metadata checkpoint and the write-ahead log of batches, then starts new
-// executors (StreamingContext.getOrCreate, JobGenerator.restart).
+// exits when its driver disconnects: the runtime kills them with the
+// master, engine.ProcSpec.MasterBound), and a new driver restarts from the
+// metadata checkpoint and the write-ahead log of batches, and gets new
+// executors a task-restart delay later (StreamingContext.getOrCreate,
+// JobGenerator.restart, which reschedules the batches pending at the crash
+// and those of the down time).
 //
 // What the store holds for it:
 //
@@ -177,12 +180,12 @@ func (d *driver) takeOver() {
 			}
 		}
 	}
-	// New executors: the old ones are cancelled (ctx.Restart) and
-	// registered once they are back (executorsUp); those of a worker
-	// that is down come with it.
-	for i, x := range e.execs {
+	// The executors died with the old driver (engine.ProcSpec.MasterBound)
+	// and new ones start a task-restart delay after the master is back:
+	// they register then (executorsUp); those of a worker that is down
+	// come with it.
+	for i := range e.execs {
 		d.ex[i].alive = false
-		ctx.Restart(x)
 	}
 	ctx.After(ctx.Cost().TaskRestart+engine.Millisecond, timerExecutorsUp)
 	rc := &recovery{exec: engine.MasterNode, failedAt: ctx.Now(), at: ctx.Now()}
