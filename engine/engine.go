@@ -198,9 +198,21 @@ type ProcSpec struct {
 	// operator's work with CostModel.For itself.
 	CostOp string
 	Index  int // instance index within Op
-	Worker int // worker it runs on; -1 for the master node, which never crashes; ClientNode for a client
-	New    func() Process
+	Worker int // worker it runs on; MasterNode for the master node; ClientNode for a client
+	// MasterBound processes die with the master node although they run on
+	// a worker, and fresh ones start a task-restart delay after the master
+	// is back: Spark's executors exit when their driver disconnects, and
+	// the new driver gets new ones.
+	MasterBound bool
+	New         func() Process
 }
+
+// MasterNode places a process on the master node: the checkpoint
+// coordinator (Flink's JobManager), Spark's driver. A master crash
+// (crash@T:master) kills every process there and starts fresh incarnations
+// after the restart delay, with only what the durable store holds; no
+// worker fault ever touches it.
+const MasterNode = -1
 
 // ClientNode places a process on a client machine outside the cluster (the
 // harness's readers of the sink): it never crashes and gives each of its

@@ -10,6 +10,8 @@ import (
 
 // Target is a runtime that faults can be installed on; *sim.Sim implements it.
 type Target interface {
+	// Crash crashes a worker, or the master node when worker is
+	// engine.MasterNode.
 	Crash(worker int, at, restart engine.Time) error
 	Slow(id engine.ProcID, from, to engine.Time, factor float64) error
 	Reorder(from, to engine.Time, p float64, match func(from, to engine.ProcID) bool)
@@ -53,6 +55,11 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 		from, to := s.At, min(s.End, end)
 		switch s.Kind {
 		case Crash, Pause:
+			if s.Master {
+				at, restart := s.At, s.Restart
+				steps = append(steps, func() error { return t.Crash(engine.MasterNode, at, restart) })
+				break
+			}
 			w := s.Worker
 			if s.Op != "" {
 				id, msg := instance(dep, s.Op, s.Index)

@@ -105,6 +105,7 @@ func TestApply(t *testing.T) {
 		mustParse(t, "pause@19s-25s:worker=0"), // clipped
 		mustParse(t, "store-slow@2s-3s:factor=5"),
 		mustParse(t, "store-down@18s-30s"), // clipped
+		mustParse(t, "crash@6s:master,restart=2s"),
 	}
 	ft := &fakeTarget{}
 	if err := Apply(specs, dep, workers, end, ft); err != nil {
@@ -122,6 +123,7 @@ func TestApply(t *testing.T) {
 		{kind: "pause", worker: 0, from: 19 * s, to: 20 * s},
 		{kind: "store-slow", from: 2 * s, to: 3 * s, value: 5},
 		{kind: "store-down", from: 18 * s, to: 20 * s},
+		{kind: "crash", worker: engine.MasterNode, from: 6 * s, restart: 2 * s},
 	}
 	if len(ft.calls) != len(want) {
 		t.Fatalf("got %d calls, want %d: %+v", len(ft.calls), len(want), ft.calls)

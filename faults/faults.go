@@ -5,6 +5,7 @@
 //
 //	crash@T:worker=N[,restart=D]
 //	crash@T:op=NAME/I[,restart=D]
+//	crash@T:master[,restart=D]
 //	slow@T1-T2:op=NAME/I[,factor=K]
 //	throttle@T1-T2:edge=A->B,rate=R/s
 //	reorder@T1-T2:edge=A->B|all[,p=P]
@@ -69,8 +70,11 @@ type Spec struct {
 	Kind    Kind
 	At, End engine.Time // End is 0 for crash
 	Worker  int         // crash or pause by worker; -1 otherwise
-	Op      string      // crash/slow/pause target operator ("" when by worker)
-	Index   int         // instance index within Op
+	// Master is a crash of the master node (the coordinator, job manager
+	// or driver) instead of a worker.
+	Master bool
+	Op     string // crash/slow/pause target operator ("" when by worker)
+	Index  int    // instance index within Op
 	// From and To name the operators of a throttle or reorder edge; AllEdges
 	// selects every channel instead (reorder only).
 	From, To string
@@ -92,7 +96,7 @@ type Defaults struct {
 var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, StoreSlow, StoreDown}
 
 var grammars = map[Kind]string{
-	Crash:     "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D]",
+	Crash:     "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D] or crash@T:master[,restart=D]",
 	Slow:      "slow@T1-T2:op=NAME/I[,factor=K]",
 	Throttle:  "throttle@T1-T2:edge=A->B,rate=R/s",
 	Reorder:   "reorder@T1-T2:edge=A->B|all[,p=P]",
@@ -103,7 +107,8 @@ var grammars = map[Kind]string{
 
 var descriptions = map[Kind]string{
 	Crash: "crash     kill a worker (every process on it) at T and restart it after D " +
-		"(default: the cost model's restart delay); bare: the worker of the first stateful operator's instance 0 at 40% of the run",
+		"(default: the cost model's restart delay); bare: the worker of the first stateful operator's instance 0 at 40% of the run; " +
+		"crash@T:master kills the master node (checkpoint coordinator / job manager, Spark driver, Storm's nimbus) instead",
 	Slow: "slow      straggler: multiply one operator instance's CPU cost by K (default 8) during T1-T2; " +
 		"bare: the first stateful operator's instance 0 from 30% to 60%",
 	Throttle: "throttle  link backpressure: limit every channel from an instance of A to an instance of B " +
@@ -175,9 +180,12 @@ func (s Spec) String() string {
 	b.WriteByte(':')
 	switch s.Kind {
 	case Crash:
-		if s.Op != "" {
+		switch {
+		case s.Master:
+			b.WriteString("master")
+		case s.Op != "":
 			fmt.Fprintf(&b, "op=%s/%d", s.Op, s.Index)
-		} else {
+		default:
 			fmt.Fprintf(&b, "worker=%d", s.Worker)
 		}
 		if s.Restart >= 0 {
@@ -386,6 +394,20 @@ func (p *parser) parse(rest string) (Spec, string) {
 	case !hasColon || strings.TrimSpace(args) == "":
 		return sp, "missing target " + targetHint(p.kind)
 	}
+	if p.kind == Crash {
+		// crash@T:master[,restart=D]: the target is a bare word.
+		first, more, comma := strings.Cut(args, ",")
+		if strings.TrimSpace(first) == "master" {
+			sp.Master = true
+			args = more
+			if strings.TrimSpace(more) == "" {
+				if comma {
+					return sp, "empty argument (stray ',')"
+				}
+				return sp, ""
+			}
+		}
+	}
 	kv, msg := p.args(args)
 	if msg != "" {
 		return sp, msg
@@ -395,6 +417,9 @@ func (p *parser) parse(rest string) (Spec, string) {
 		w, hasW := kv["worker"]
 		op, hasOp := kv["op"]
 		switch {
+		case sp.Master && (hasW || hasOp):
+			return sp, "give master, worker=N or op=NAME/I, not two of them"
+		case sp.Master:
 		case hasW && hasOp:
 			return sp, "give worker=N or op=NAME/I, not both"
 		case hasW:
@@ -495,7 +520,9 @@ func (p *parser) parse(rest string) (Spec, string) {
 
 func targetHint(k Kind) string {
 	switch k {
-	case Crash, Pause:
+	case Crash:
+		return "worker=N, op=NAME/I or master"
+	case Pause:
 		return "worker=N or op=NAME/I"
 	case Slow:
 		return "op=NAME/I"
@@ -640,10 +667,20 @@ func validate(s Spec) string {
 	if s.At < 0 {
 		return fmt.Sprintf("time %s is negative", fmtTime(s.At))
 	}
+	if s.Master && s.Kind != Crash {
+		return fmt.Sprintf("%s cannot target the master node", s.Kind)
+	}
 	if s.Kind == Crash {
 		switch {
 		case s.End != 0:
 			return "crash has one time, but End is set"
+		case s.Master && (s.Op != "" || s.Worker >= 0):
+			return "give master, worker=N or op=NAME/I, not two of them"
+		case s.Master && s.Restart == 0:
+			// A new leader is told apart from the job's first start by
+			// starting after time 0 (checkpoint.Coordinator.Init).
+			return "a master crash needs a positive restart delay"
+		case s.Master:
 		case s.Op != "" && s.Worker >= 0:
 			return "give worker=N or op=NAME/I, not both"
 		case s.Op == "" && s.Worker < 0:

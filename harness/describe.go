@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"ftbench/engine"
 	"strings"
 )
 
@@ -40,6 +41,12 @@ func (rc Recovery) CrashLine() string {
 	c := rc.Crashed
 	if c == nil {
 		return ""
+	}
+	if c.Worker == engine.MasterNode {
+		if len(c.Processes) == 0 {
+			return rc.Fault + " took down the master node, where this system runs no process"
+		}
+		return fmt.Sprintf("%s took down the master node and every process on it or bound to it: %s", rc.Fault, strings.Join(c.Processes, ", "))
 	}
 	return fmt.Sprintf("%s took down worker %d and every process on it: %s", rc.Fault, c.Worker, strings.Join(c.Processes, ", "))
 }

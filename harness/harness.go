@@ -608,7 +608,9 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 			rec.LagRecoveryTimeS = &v
 		}
 		if s.Kind == faults.Crash || s.Kind == faults.Pause {
-			hasCrash = true
+			// A master crash is detected by nobody: the coordinator is
+			// what died, and a new one takes over when it is back.
+			hasCrash = hasCrash || !s.Master
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
 			rec.Crashed = r.crashed(s)
 		}
@@ -658,7 +660,9 @@ func (r *runner) crashed(s faults.Spec) *Crashed {
 		}
 		c := &Crashed{Worker: worker, Processes: []string{}}
 		for _, p := range r.dep.Procs {
-			if p.Worker == c.Worker {
+			// A master crash also takes the processes bound to the master
+			// (Spark's executors).
+			if p.Worker == c.Worker || (worker == engine.MasterNode && p.MasterBound) {
 				c.Processes = append(c.Processes, p.Name)
 			}
 		}

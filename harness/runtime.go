@@ -65,7 +65,11 @@ func (r *runner) newRuntime() (engineRuntime, error) {
 		return simRuntime{s}, nil
 	}
 	for _, s := range r.specs {
-		if why := live.Supported(string(s.Kind), r.cfg.workMode()); why != "" {
+		why := live.Supported(string(s.Kind), r.cfg.workMode())
+		if s.Master {
+			why = "a master crash is not implemented by the live runtime yet"
+		}
+		if why != "" {
 			return nil, inputErr("fault %q is not supported with --runtime live: %s", s.String(), why)
 		}
 	}

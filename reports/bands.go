@@ -28,7 +28,9 @@ import (
 // the coordinator is notified (crash + detect-delay) is drawn as a dashed
 // line labelled "detected". A pause is a window from its start to its end;
 // when it outlasts the detection delay, the worker is declared failed at
-// start + detect-delay and that moment is drawn the same way.
+// start + detect-delay and that moment is drawn the same way. A master
+// crash (crash@T:master) spans the time the master node is down and has no
+// detected line: nobody detects it, a new leader takes over when it is back.
 type band struct {
 	Kind     string
 	Label    string
@@ -112,7 +114,7 @@ func faultBands(runs []*sweep.StoredRun) []band {
 		b := &bands[i]
 		switch {
 		case detect <= 0:
-		case b.Kind == "crash":
+		case b.Kind == "crash" && !strings.Contains(b.Label, "crash master"):
 			b.Detected = b.Start + detect
 		case b.Kind == "pause" && b.End-b.Start > detect:
 			b.Detected = b.Start + detect

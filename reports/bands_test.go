@@ -54,3 +54,33 @@ func mustSpec(t *testing.T, spec string) faults.Spec {
 	}
 	return sp
 }
+
+// A crash band spans the downtime; a worker crash gets the detection line,
+// a master crash none (a new leader takes over when the master is back).
+func TestCrashBands(t *testing.T) {
+	for _, tc := range []struct {
+		spec          string
+		worker        int64
+		end, detected float64
+		label         string
+	}{
+		{"crash@2s:worker=1,restart=500ms", 1, 2.5, 3, "crash worker=1,restart=500ms (down 0.5s)"},
+		{"crash@2s:master,restart=1500ms", engine.MasterNode, 3.5, 0, "crash master,restart=1.5s (down 1.5s)"},
+	} {
+		detect := 1.0
+		res := &harness.Result{DetectionDelayS: &detect}
+		res.Config.DurationS = 5
+		sp := mustSpec(t, tc.spec)
+		r := &sweep.StoredRun{Result: res, Events: []engine.Event{
+			{Time: sp.At, Kind: "fault_start", Note: sp.String()},
+			{Time: sp.At, Kind: "worker_crash", ID: tc.worker, Value: int64(sp.Restart)},
+		}}
+		bands := faultBands([]*sweep.StoredRun{r})
+		if len(bands) != 1 {
+			t.Fatalf("%s: %d bands", tc.spec, len(bands))
+		}
+		if b := bands[0]; b.Kind != "crash" || b.Start != 2 || b.End != tc.end || b.Detected != tc.detected || b.Label != tc.label {
+			t.Errorf("%s: band %+v, want end %g detected %g label %q", tc.spec, b, tc.end, tc.detected, tc.label)
+		}
+	}
+}

@@ -43,13 +43,30 @@ const (
 	// over from the last completed one (barrier's
 	// --tolerable-failed-checkpoints).
 	PathCheckpointFailover = "checkpoint-failure-failover"
+	// The master node crashed (crash@T:master): the checkpoint
+	// coordinator, the driver, or for stormack Storm's nimbus, which is not
+	// on the data path.
+	PathMasterCrash = "master-crash"
+	// A new leader took over after a master crash: a checkpoint
+	// coordinator restored the job from the latest completed checkpoint, or
+	// a new driver recovered from its metadata checkpoint and batch log.
+	PathMasterTakeover = "master-takeover"
+	// The master crashed while a 2PC sink held a pre-committed
+	// transaction: the new leader's restore must commit it if its
+	// checkpoint completed (the commit notice died with the old leader:
+	// recoverAndCommit) and drop it otherwise. The narrowest case, a crash
+	// between a checkpoint's completion and its commit notices (about a
+	// network latency), is barrier's
+	// TestMasterCrashBetweenCompletionAndCommitNotice.
+	PathMasterPending2PC = "master-crash-with-pending-2pc"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
-	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover}
+	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
+	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -87,6 +104,12 @@ func applicable(cfg harness.Config) map[string]bool {
 	}
 	if !p2p && cfg.System != "none" { // pauses are drawn where crashes are; none has no recovery
 		set(PathPauseDeclared)
+		if cfg.Runtime != harness.RuntimeLive { // the live runtime has no master crash yet
+			set(PathMasterCrash)
+			if cfg.System != "stormack" { // stormack runs nothing on the master node
+				set(PathMasterTakeover)
+			}
+		}
 	}
 	switch cfg.System {
 	case "barrier":
@@ -96,6 +119,9 @@ func applicable(cfg harness.Config) map[string]bool {
 		}
 		if opt("sink") == "2pc" {
 			set(PathCrash2PC)
+			if a[PathMasterCrash] {
+				set(PathMasterPending2PC)
+			}
 		}
 		if variant == "aligned-timeout" {
 			set(PathAlignTimeout)
@@ -110,6 +136,9 @@ func applicable(cfg harness.Config) map[string]bool {
 		if !p2p {
 			// Dataflows: checkpoints with channel state and a 2PC sink.
 			set(PathCrashWrite, PathCrash2PC, PathRestore, PathStoreFailed)
+			if a[PathMasterCrash] {
+				set(PathMasterPending2PC)
+			}
 		}
 		if reorder && variant == "cl" {
 			set(PathCLReorder)
@@ -202,6 +231,14 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		}
 		switch e.Kind {
 		case "worker_crash", "worker_declared_failed": // either kills the worker's processes
+			if e.Kind == "worker_crash" && e.ID == engine.MasterNode {
+				hit[PathMasterCrash] = true
+				for s := range open {
+					if s.path == PathCrash2PC {
+						hit[PathMasterPending2PC] = true
+					}
+				}
+			}
 			for s := range open {
 				// A pending transaction counts wherever its sink runs: a
 				// restored sink must commit or drop its pending
@@ -215,6 +252,8 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "checkpoint_completed", "checkpoint_done":
 			hit[PathCheckpoint] = true
+		case "leader_takeover":
+			hit[PathMasterTakeover] = true
 		case "snapshot_completed":
 			hit[PathCheckpoint] = true
 			start := e.Time - engine.Time(e.Value)

@@ -167,6 +167,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 		// --work none no Work for slow to multiply.
 		g.reorder, g.noLinks, g.noSlow = false, true, cfg.Work == "none"
 		g.store, g.noPause = false, true
+		g.noMaster = true
 	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
 	return cfg, nil
@@ -194,6 +195,8 @@ type drawer struct {
 	noLinks, noSlow bool
 	// noPause leaves out pauses (the live runtime has none yet).
 	noPause bool
+	// noMaster leaves out master crashes (the live runtime has none yet).
+	noMaster bool
 }
 
 // uniform returns a time in [lo, hi), rounded to the millisecond so that
@@ -302,12 +305,23 @@ func (g *drawer) fault() (faults.Spec, bool) {
 	}
 }
 
-// crash draws a crash of a random worker at a random time, just after a
-// checkpoint trigger, or while an earlier crash is being recovered from.
+// crash draws a crash of a random worker — or one time in four of the
+// master node (the coordinator, the driver) — at a random time, just after
+// a checkpoint trigger, or while an earlier crash is being recovered from.
 func (g *drawer) crash(lo, hi engine.Time) faults.Spec {
 	s := faults.Spec{Kind: faults.Crash, Worker: g.rng.IntN(g.cfg.Workers), Restart: -1}
+	if g.rng.IntN(4) == 0 && !g.noMaster {
+		s.Worker, s.Master = -1, true
+	}
 	cost := engine.DefaultCost()
-	switch mode := g.rng.IntN(3); {
+	mode := g.rng.IntN(3)
+	if s.Master && g.rng.IntN(2) == 0 {
+		// Half the master crashes land just after a trigger, where a
+		// checkpoint completes and its sinks' transactions wait for the
+		// commit notice.
+		mode = 1
+	}
+	switch {
 	case mode == 1 && g.interval > 0 && g.interval < hi:
 		k := engine.Time(1 + g.rng.Int64N(int64(hi/g.interval)))
 		s.At = k*g.interval + g.uniform(0, checkpointSkew)

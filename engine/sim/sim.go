@@ -47,6 +47,7 @@ type Sim struct {
 	netRand *rand.Rand
 
 	workerDown []bool
+	masterDown bool // master.go
 	pauses     []workerPause
 	failures   []engine.Failure
 	store      map[string]stored
@@ -248,9 +249,10 @@ func (s *Sim) dispatch(e *event) {
 }
 
 // Crash schedules a crash of worker at time at; it restarts after restart
-// (the cost model's RestartDelay when restart < 0).
+// (the cost model's RestartDelay when restart < 0). Worker
+// engine.MasterNode crashes the master node (master.go).
 func (s *Sim) Crash(worker int, at, restart engine.Time) error {
-	if worker < 0 || worker >= len(s.workerDown) {
+	if worker != engine.MasterNode && (worker < 0 || worker >= len(s.workerDown)) {
 		return fmt.Errorf("crash: no worker %d (workers are 0-%d)", worker, len(s.workerDown)-1)
 	}
 	if restart < 0 {
@@ -261,6 +263,10 @@ func (s *Sim) Crash(worker int, at, restart engine.Time) error {
 }
 
 func (s *Sim) crash(worker int, restart engine.Time) {
+	if worker == engine.MasterNode {
+		s.crashMaster(restart)
+		return
+	}
 	if s.workerDown[worker] {
 		return
 	}
@@ -281,6 +287,10 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 }
 
 func (s *Sim) workerUp(worker int) {
+	if worker == engine.MasterNode {
+		s.masterUp()
+		return
+	}
 	s.workerDown[worker] = false
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
 	for _, p := range s.procs {

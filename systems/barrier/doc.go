@@ -161,6 +161,20 @@
 // before it is deployed: what arrives earlier is held and its channel
 // paused.
 //
+// # Master crash (crash@T:master): job-manager high availability
+//
+// The coordinator dies with the master node; the tasks run on, but no
+// checkpoint completes and nothing commits. After the restart delay a new
+// coordinator (checkpoint.Coordinator's takeOver) reads the latest
+// completed checkpoint's record from the store, as Flink's new JobMaster
+// recovers its CompletedCheckpointStore from HA storage, and restarts every
+// task from it. A restored 2PC sink commits the checkpoint's pending
+// transactions whose keys remain, so a checkpoint whose metadata became
+// durable just before the crash commits exactly once even though its
+// commit notice died with the old leader (Flink's recoverAndCommit).
+// Checkpoint ids are never reused (a leader triggers at most one per
+// interval since time 0, and the new one starts above that bound).
+//
 // # Checkpoint failures (store-down, --checkpoint-timeout, --tolerable-failed-checkpoints)
 //
 // A write the checkpoint store fails (engine.KindStoreFailed) declines the
@@ -197,6 +211,7 @@
 // alignment_buffered_bytes_max; unaligned_switches; sink_precommit_bytes;
 // failover (the strategy); restarts (failovers that restarted tasks),
 // global_restarts (those that restarted every task) and tasks_restarted;
+// leader_takeovers (new coordinators after a master crash);
 // checkpoint_start_delay_ms (Flink's checkpointStartDelayNanos: for every
 // task, sources included, and checkpoint, the time from the coordinator's
 // trigger to the checkpoint's start there — a source's trigger, a task's

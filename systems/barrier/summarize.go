@@ -53,7 +53,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	var starts []engine.Event            // checkpoint_start, joined with triggered below
 	failed := map[string]int64{}
 	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes int64
-	var restarts, globalRestarts, tasksRestarted, ckptFailovers int64
+	var restarts, globalRestarts, tasksRestarted, ckptFailovers, takeovers int64
 	nTasks := int64(-1)
 	if _, g, err := compile(r.Job); err == nil {
 		nTasks = int64(len(g.Source))
@@ -101,6 +101,8 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			restoreBytes = append(restoreBytes, float64(e.Bytes))
 		case "failover_on_checkpoint_failure":
 			ckptFailovers++
+		case "leader_takeover":
+			takeovers++
 		case "failover":
 			if e.Value > 0 {
 				restarts++
@@ -162,6 +164,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"failover":                        r.Job.Opts["failover"],
 		"restarts":                        restarts,
 		"global_restarts":                 globalRestarts,
+		"leader_takeovers":                takeovers,
 		"tasks_restarted":                 tasksRestarted,
 		"restore_ms":                      stat(restores),
 		"restore_bytes":                   stat(restoreBytes),

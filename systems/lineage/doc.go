@@ -9,14 +9,15 @@
 // A driver on the master node (worker -1) and one single-core executor per
 // core of every worker (executor x on worker x mod workers, as Spark
 // standalone places spark.executor.cores=1 executors): the executors share
-// their worker's cores and a worker's crash takes all of them. The driver
-// never crashes: driver loss is out of scope (Spark
-// would need a checkpointed DStream graph and a restarted driver). Faults
+// their worker's cores and a worker's crash takes all of them. A master
+// crash (crash@T:master) kills the driver, and with it every executor: a
+// new driver recovers the job from the store (see Driver recovery). Faults
 // name lineage executors as <op>/<executor>, where op is the workload's first
 // stateful operator (count for wordcount), so the bare crash and slow
 // faults hit executor 0, the home of that operator's partition 0. The
 // upstream variant adds an idle standby executor on a spare machine that
-// the fault model never crashes (also worker -1).
+// no worker fault crashes (placed on the master node, worker -1, it goes
+// and comes back with the driver).
 //
 // # Batches and lineage
 //
@@ -105,6 +106,24 @@
 // their owners. The D-Streams model predicts recovery times of
 // t_up = λ/(1-λ) and t_par ≈ λ/(N(1-λ)) in units of the time the lost work
 // took; docs/lineage.md measures both.
+//
+// # Driver recovery (crash@T:master)
+//
+// Spark Streaming's driver recovery (StreamingContext.getOrCreate from the
+// checkpoint directory, JobGenerator.restart): the driver's loss takes its
+// executors with it, and a new driver recovers from its metadata checkpoint
+// (lineage/meta: the last complete state checkpoint) and its write-ahead
+// log of batch offsets; new executors start a task-restart delay after it
+// (the old ones died with the driver: engine.ProcSpec.MasterBound). A batch whose log record is still there is
+// re-run and committed: the record is deleted in the step that makes the
+// batch's output visible, so it marks exactly the batches whose output is
+// not visible. A batch with only its commit record is committed; its
+// state is recomputed from the checkpoint through lineage, by the same
+// recovery tasks as after an executor loss (recovery_start and
+// recovery_recomputed with id -1). Cuts missed while the driver was down
+// come at once, as Spark generates the batches of the down time on
+// restart. Old checkpoint files and commit records are deleted only once
+// a newer metadata record is durable (takeover.go).
 //
 // # Checkpoint-storage faults
 //

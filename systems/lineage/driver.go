@@ -1,7 +1,7 @@
 package lineage
 
 import (
-	"fmt"
+	"slices"
 
 	"ftbench/engine"
 )
@@ -10,6 +10,7 @@ import (
 const (
 	timerCut int64 = iota + 1
 	timerSpeculate
+	timerExecutorsUp // a new driver's executors are registered (takeover.go)
 )
 
 // pipelineDepth is how many batches may run at once. D-Streams' timestep
@@ -119,13 +120,19 @@ type driver struct {
 	recs    []*recovery
 	ckpts   map[int64]*ckptState // checkpoint batches not yet complete
 	store   retryingWriter       // the batch log and commit records, until durable
+	down    map[int]bool         // workers known to be down
+	meta    metaLog              // the driver's metadata checkpoint (takeover.go)
 }
 
 func newDriver(e *env) *driver { return &driver{e: e} }
 
+// Init starts the driver. An Init after time 0 is a new driver after a
+// master crash: it recovers the job from the store (takeover.go).
 func (d *driver) Init(ctx engine.Ctx) {
 	d.ctx = ctx
 	e := d.e
+	d.down = map[int]bool{}
+	d.meta = metaLog{durable: driverMeta{ckpt: -1, base: -1}}
 	d.ex = make([]execInfo, len(e.execs))
 	for i := range d.ex {
 		d.ex[i].alive = true
@@ -154,7 +161,11 @@ func (d *driver) Init(ctx engine.Ctx) {
 	for r := range d.ownerR {
 		d.ownerR[r] = r % e.workers
 	}
-	ctx.After(e.cfg.interval, timerCut)
+	if ctx.Now() > 0 {
+		d.takeOver()
+	} else {
+		ctx.After(e.cfg.interval, timerCut)
+	}
 	if e.cfg.speculate {
 		ctx.After(speculationInterval, timerSpeculate)
 	}
@@ -171,6 +182,10 @@ func (d *driver) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 		d.store.failed(ctx, m.Val)
 	case engine.KindStoreDone:
 		d.store.done(m.Val)
+		if m.Val == tokenMeta {
+			d.metaWritten()
+			return
+		}
 		b := m.Val >> 1
 		if m.Val&1 == 0 {
 			d.batches[b].ready = true
@@ -195,6 +210,8 @@ func (d *driver) Timer(ctx engine.Ctx, id int64) {
 	case timerSpeculate:
 		d.speculate()
 		ctx.After(speculationInterval, timerSpeculate)
+	case timerExecutorsUp:
+		d.executorsUp()
 	}
 }
 
@@ -216,7 +233,7 @@ func (d *driver) cut() {
 		n += b.hi[p] - b.lo[p]
 	}
 	d.batches = append(d.batches, b)
-	d.store.put(d.ctx, fmt.Sprintf("lineage/batch/%d", b.id), ranges, int64(16*P+16), b.id<<1)
+	d.store.put(d.ctx, batchKey(b.id), ranges, int64(16*P+16), b.id<<1)
 	d.ctx.Record(engine.Event{Kind: "batch_cut", ID: b.id, Value: n})
 	next := engine.Time(b.id+2) * d.e.cfg.interval
 	d.ctx.After(max(next-now, 0), timerCut)
@@ -333,14 +350,16 @@ func (d *driver) jobSucceeded(t *task, res *taskResult) {
 // commitNext writes the commit record of the oldest batch once it is
 // computed. The output commit is one durable record keyed by the batch id:
 // the batch's effects become visible together, once, when it is durable,
-// and batches commit in order.
+// and batches commit in order. The record keeps the batch's offset ranges,
+// which a new driver needs to recompute the state since the checkpoint
+// (takeover.go).
 func (d *driver) commitNext() {
 	if d.commit || len(d.jobs) == 0 || !d.jobs[0].finished {
 		return
 	}
 	d.commit = true
-	id := d.jobs[0].b.id
-	d.store.put(d.ctx, fmt.Sprintf("lineage/commit/%d", id), id, 16, id<<1|1)
+	b := d.jobs[0].b
+	d.store.put(d.ctx, commitKey(b.id), b.ranges(), int64(16*len(b.lo)+16), b.id<<1|1)
 }
 
 // committed makes batch b's effects visible. A batch commits at most once
@@ -353,6 +372,10 @@ func (d *driver) committed(id int64) {
 		return
 	}
 	b.done = true
+	// The batch log record goes in the same step as the effects become
+	// visible, which no crash can split: a new driver finds it exactly for
+	// the batches whose output is not visible yet (takeover.go).
+	d.ctx.Store().Delete(batchKey(id))
 	for _, effs := range b.results {
 		for i := range effs {
 			r := &effs[i]
@@ -369,6 +392,11 @@ func (d *driver) committed(id int64) {
 		}
 	}
 	d.broadcast(kGC, 0, gcMsg{committed: id, ckpt: d.ckpt})
+	if !d.e.stateful() && (id+1)%int64(d.e.cfg.ckptEvery) == 0 {
+		// Nothing to checkpoint but the progress: a new driver need not
+		// look at the batches before this one.
+		d.writeMeta(driverMeta{ckpt: -1, base: id, hi: slices.Clone(b.hi)})
+	}
 	d.commit = false
 	d.commitNext()
 	d.maybeStart()
@@ -406,17 +434,18 @@ func (d *driver) maybeCheckpointed(c int64) {
 func (d *driver) checkpointed(c int64, bytes int64) {
 	old := d.ckpt
 	d.ckpt = c
+	if old >= 0 {
+		// Its files go once a newer checkpoint is in the durable metadata
+		// (metaWritten): until then a new driver would restore from it.
+		d.meta.stale = append(d.meta.stale, old)
+	}
+	d.writeMeta(driverMeta{ckpt: c, base: c, hi: slices.Clone(d.batches[c].hi)})
 	for b := range d.ckpts {
 		if b <= c {
 			delete(d.ckpts, b) // an older checkpoint that lost a write: never needed now
 		}
 	}
 	for s := range d.e.stages {
-		if old >= 0 && d.e.stages[s].keyed {
-			for p := 0; p < d.e.parts[s]; p++ {
-				d.ctx.Store().Delete(ckptKey(s, p, old))
-			}
-		}
 		for j := old + 1; j <= c; j++ {
 			delete(d.outs[s], j)
 			delete(d.work[s], j)

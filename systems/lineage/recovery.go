@@ -21,6 +21,9 @@ type prodKey struct {
 
 // onFailure loses every executor of the failed worker.
 func (d *driver) onFailure(f engine.Failure) {
+	if !f.Back {
+		d.down[f.Worker] = true
+	}
 	var lost []int
 	for _, x := range d.e.onWorker(f.Worker) {
 		if f.FailedAt < d.ex[x].upAt || !d.ex[x].alive {
@@ -35,6 +38,7 @@ func (d *driver) onFailure(f engine.Failure) {
 // never heard of the crash (restart faster than detection), a fresh
 // executor's arrival is the news: everything the old one held is gone.
 func (d *driver) onWorkerUp(w int) {
+	delete(d.down, w)
 	var lost []int
 	for _, x := range d.e.onWorker(w) {
 		if d.ex[x].alive {

@@ -88,13 +88,13 @@ func parseConfig(job systems.Job) (config, error) {
 	return c, nil
 }
 
-// Compile deploys the driver on the master node (worker -1, which never
-// crashes), one single-core executor per core of every worker (Spark
+// Compile deploys the driver on the master node (worker -1; a master crash
+// kills it, see takeover.go), one single-core executor per core of every worker (Spark
 // standalone with spark.executor.cores=1 runs one executor per core; a
 // worker's crash takes all of them, and they share the worker's cores with
 // nothing else) and, for the upstream
-// variant, an idle standby executor on a spare machine that is never crashed
-// either (also worker -1).
+// variant, an idle standby executor on a spare machine that no worker fault
+// crashes (also worker -1).
 //
 // Faults name processes by operator instance. lineage has no per-operator
 // processes, so executor w answers to <anchor>/<w>, where anchor is the
@@ -133,7 +133,10 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 		x := x
 		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
 			Name: fmt.Sprintf("executor/%d", x), Op: anchor, Index: x, Worker: x % e.nodes,
-			New: func() engine.Process { return newExecutor(e, x) },
+			// An executor exits when its driver disconnects
+			// (CoarseGrainedExecutorBackend.onDisconnected).
+			MasterBound: true,
+			New:         func() engine.Process { return newExecutor(e, x) },
 		}))
 	}
 	if cfg.upstream {

@@ -100,9 +100,12 @@ func summarizeDAG(r systems.RunInfo) map[string]any {
 		"duration_ms":            stat(durations),
 		"state_bytes":            stat(stateBytes),
 		"channel_state_bytes":    stat(chanBytes),
-		"rollbacks":              int64(max(0, len(eventIDs(r.Events, "deploy"))-1)),
-		"reinjected_records":     r.Counters[cntReinjected],
-		"checkpoints_aborted":    int64(len(eventIDs(r.Events, "checkpoint_aborted"))),
+		// Counted, not by id: a new leader after a master crash numbers
+		// its attempts afresh.
+		"rollbacks":           max(0, eventCount(r.Events, "deploy")-1),
+		"leader_takeovers":    eventCount(r.Events, "leader_takeover"),
+		"reinjected_records":  r.Counters[cntReinjected],
+		"checkpoints_aborted": int64(len(eventIDs(r.Events, "checkpoint_aborted"))),
 	}
 	if ledger != nil {
 		m["conservation"] = map[string]any{"violated": imbalanced}
@@ -115,4 +118,15 @@ func summarizeDAG(r systems.RunInfo) map[string]any {
 	// failing both once, and still counts an imbalance the drain missed.
 	m["safety_violations"] = max(int64(res.Inconsistent), imbalanced) + missing
 	return m
+}
+
+// eventCount counts the events of one kind.
+func eventCount(events []engine.Event, kind string) int64 {
+	var n int64
+	for _, e := range events {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
 }

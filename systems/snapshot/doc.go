@@ -150,7 +150,8 @@
 // overtaken_by_marker}, why; at most 100 listed), expected_break and
 // unexcused_snapshots (ids, at most 100). Each of inconsistent_examples
 // says its excuse (or "none"). Dataflows add snapshots_missing, audit,
-// wrong_keys_in_snapshots, rollbacks, reinjected_records,
+// wrong_keys_in_snapshots, rollbacks, leader_takeovers (new coordinators
+// after a master crash, each restoring the job), reinjected_records,
 // checkpoints_aborted, and conservation {violated} for bank. Dataflows
 // have no excuse: their markers carry no transfer counts, torture never
 // reorders them (cl relies on FIFO), and every inconsistent checkpoint

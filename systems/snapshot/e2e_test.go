@@ -294,3 +294,19 @@ func TestP2PStoreOutageRewritesSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// A master crash on a dataflow: the coordinator dies, and a new leader
+// restores every task from the latest completed checkpoint in the store;
+// the restored sinks commit that checkpoint's pending transactions.
+func TestDataflowMasterCrashExactlyOnce(t *testing.T) {
+	for _, wl := range []string{"wordcount", "bank"} {
+		r := execute(t, dagConfig("snapshot", wl, "crash@1600ms:master"))
+		if r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld || r.ExitCode != 0 || r.RecoveryTimeS == nil {
+			t.Fatalf("%s: dup %d lost %d wrong %d exit %d recovery %v %v", wl, r.Duplicates, r.Lost, r.WrongKeys, r.ExitCode, r.RecoveryTimeS, r.Problems)
+		}
+		taken := metric(t, r, "snapshots_taken")
+		if taken < 4 || metric(t, r, "snapshots_consistent") != taken || metric(t, r, "rollbacks") != 1 || metric(t, r, "leader_takeovers") != 1 {
+			t.Fatalf("%s: %v", wl, r.SystemMetrics)
+		}
+	}
+}

@@ -223,3 +223,29 @@ func TestAcksOffPeriodicCommitDuplicates(t *testing.T) {
 		t.Fatalf("periodic commits: dup=%d held=%v exit=%d, want duplicates and a broken claim", r.Duplicates, r.ClaimHeld, r.ExitCode)
 	}
 }
+
+// Storm's nimbus is not on the data path: its loss stops no worker, so a
+// master crash changes nothing — no tree times out, nothing is replayed,
+// and the run delivers every effect once (stormack runs no process on the
+// master node). Compared with the same run without the fault, the commits
+// are identical.
+func TestMasterCrashDoesNotDisturbTheTopology(t *testing.T) {
+	t.Parallel()
+	base := run(t, "wordcount", 20000, shortTimeout)
+	r := run(t, "wordcount", 20000, shortTimeout, "crash@2s:master")
+	if r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld || r.ExitCode != 0 {
+		t.Fatalf("master crash: dup=%d lost=%d wrong=%d held=%v exit=%d", r.Duplicates, r.Lost, r.WrongKeys, r.ClaimHeld, r.ExitCode)
+	}
+	if n, f := metric(t, r, "tuples_replayed"), metric(t, r, "trees_failed_timeout"); n != 0 || f != 0 {
+		t.Errorf("after a master crash %d tuples replayed, %d trees timed out", n, f)
+	}
+	if r.RecoveryTimeS == nil || *r.RecoveryTimeS != 0 {
+		t.Errorf("recovery %v, want 0: output staleness never moved", fmtRec(r.RecoveryTimeS))
+	}
+	if r.CommittedEffects != base.CommittedEffects || r.LatencyMS != base.LatencyMS {
+		t.Errorf("committed %d effects, latency %+v; without the crash %d, %+v", r.CommittedEffects, r.LatencyMS, base.CommittedEffects, base.LatencyMS)
+	}
+	if c := r.Recoveries[0].Crashed; c == nil || c.Worker != engine.MasterNode || len(c.Processes) != 0 {
+		t.Errorf("crashed = %+v, want the master node with no process", c)
+	}
+}

@@ -21,6 +21,11 @@
 // failover. Tasks that come up by themselves (a restarted worker) stay idle
 // until deployed, so no task ever runs with state from a different cut than
 // the rest of its region.
+//
+// A master crash kills the coordinator. Its next incarnation is a new leader
+// (job-manager HA, takeOver): it restores the job from the completed
+// checkpoint record the old leader left in the store (Meta) and restarts
+// every task from it.
 package checkpoint
 
 import (
@@ -195,15 +200,83 @@ func (c *Coordinator) running() []engine.ProcID {
 	return ts
 }
 
-// MetaKey is where the coordinator records the last completed checkpoint.
+// MetaKey is where the coordinator records the last completed checkpoint
+// (a Meta).
 const MetaKey = "checkpoint/latest"
+
+// Meta is the completed-checkpoint record the coordinator writes under
+// MetaKey before a checkpoint counts as complete: Flink's
+// CompletedCheckpointStore in HA storage. A new leader (takeOver) restores
+// the job from Completed and rebuilds its shared registry from the
+// retained checkpoints and the snapshot files each references.
+type Meta struct {
+	Completed int64
+	Retained  []int64    // oldest first, Completed last
+	Refs      [][]string // Refs[i]: the store keys Retained[i] references
+}
 
 // Key is where task id stores its snapshot of checkpoint n.
 func Key(n int64, id engine.ProcID) string { return fmt.Sprintf("checkpoint/%d/%d", n, id) }
 
+// Init deploys the job at its start. An Init after time 0 is a new leader
+// taking over after a master crash (the job was submitted at time 0).
 func (c *Coordinator) Init(ctx engine.Ctx) {
-	c.deploy(ctx)
+	if ctx.Now() > 0 {
+		c.takeOver(ctx)
+	} else {
+		c.deploy(ctx)
+	}
 	ctx.After(c.cfg.Interval, timerTrigger)
+}
+
+// takeOver is job-manager high availability: a new leader reads the
+// latest completed checkpoint from the store (Flink's JobMaster recovering
+// its CompletedCheckpointStore from HA storage) and restarts every task
+// from it, as Flink's new JobManager restores all tasks of the job: the
+// tasks the old leader left running are cancelled (ctx.Restart) and
+// redeployed once every worker is up. The restored 2PC sinks commit the
+// checkpoint's pending transactions whose commit notice died with the old
+// leader (recoverAndCommit), so a checkpoint completed just before the
+// crash commits exactly once.
+//
+// Checkpoint ids are never reused: a leader triggers at most one
+// checkpoint per interval since time 0, so every id triggered before now
+// is at most now/interval, and the new leader starts above it (Flink keeps
+// the id counter in HA storage for the same reason: an id names snapshot
+// files and sink transactions).
+func (c *Coordinator) takeOver(ctx engine.Ctx) {
+	if v, ok := ctx.Store().Get(MetaKey); ok {
+		m := v.(Meta)
+		c.completed = m.Completed
+		for i, n := range m.Retained {
+			c.shared.register(n, m.Refs[i])
+			c.retained = append(c.retained, n)
+		}
+	}
+	c.next = max(c.completed+1, int64(ctx.Now()/c.cfg.Interval)+1)
+	ctx.Record(engine.Event{Kind: "leader_takeover", ID: c.completed, Note: fmt.Sprintf("next_checkpoint=%d", c.next)})
+	all := make([]int, len(c.cfg.Regions))
+	for r := range all {
+		all[r] = r
+	}
+	c.restart(ctx, all, engine.MasterNode, "new leader: every task restarts from the latest completed checkpoint")
+}
+
+// meta is the record of checkpoint n completing now: the retained
+// checkpoints after it, with the files each references.
+func (c *Coordinator) meta(n int64, refs []string) Meta {
+	m := Meta{Completed: n}
+	keep := append(slices.Clone(c.retained), n)
+	keep = keep[max(len(keep)-max(c.cfg.Retain, 1), 0):]
+	for _, id := range keep {
+		r := refs
+		if id != n {
+			r = c.shared.refs[id]
+		}
+		m.Retained = append(m.Retained, id)
+		m.Refs = append(m.Refs, slices.Clone(r))
+	}
+	return m
 }
 
 // deploy starts the restarting regions' tasks from the latest completed
@@ -352,7 +425,7 @@ func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
 		// Every snapshot is durable; the checkpoint exists once its
 		// metadata is (Flink's completed-checkpoint store).
 		p.writing = true
-		ctx.Store().Put(MetaKey, m.Val, 64, m.Val)
+		ctx.Store().Put(MetaKey, c.meta(m.Val, p.refs), 64, m.Val)
 	}
 }
 
