@@ -95,6 +95,21 @@ type Failure struct {
 	// Back is true when the worker has already restarted by the time the
 	// failure is detected (restart delay shorter than detection delay).
 	Back bool
+	// Moved lists the processes the runtime re-placed, when it detected
+	// the failure, on live workers with free slots (a scheduler
+	// redeploying a lost TaskManager's tasks in free slots elsewhere; see
+	// ProcSpec.Pinned). Each comes up there after the cost model's
+	// TaskRestart, and is the process's new home for later failures.
+	Moved []Move
+	// Vacated is true when no process is placed on the worker any more:
+	// everything it ran was moved, so nothing waits for it to come back.
+	Vacated bool
+}
+
+// Move is one process re-placed on another worker.
+type Move struct {
+	Proc   ProcID
+	Worker int
 }
 
 // Process is one protocol node.
@@ -199,6 +214,12 @@ type ProcSpec struct {
 	CostOp string
 	Index  int // instance index within Op
 	Worker int // worker it runs on; -1 for the master node, which never crashes; ClientNode for a client
+	// Pinned keeps the process on its worker: after a failure it waits
+	// for that worker, even where another has a free slot (a Spark
+	// executor belongs to its worker; Spark reschedules its tasks on other
+	// executors instead). Unpinned processes on a worker may be re-placed
+	// (Failure.Moved).
+	Pinned bool
 	New    func() Process
 }
 

@@ -245,6 +245,9 @@ func prepare(cfg Config) (*runner, error) {
 	if r.dep, err = r.sys.Compile(r.job); err != nil {
 		return nil, &InputError{err}
 	}
+	if err := checkSlots(cfg.Slots, r.dep, cfg.Workers); err != nil {
+		return nil, err
+	}
 	plan := r.w.Plan()
 	d := faults.Defaults{Duration: cfg.Duration}
 	if i, name := plan.FirstStateful(); i >= 0 {
@@ -412,7 +415,7 @@ func (r *runner) finish() *Outcome {
 	}
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
-		Workers: r.cfg.Workers, Cores: r.cost.Cores, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
+		Workers: r.cfg.Workers, Cores: r.cost.Cores, Slots: r.cfg.Slots, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
 		WarmUpS: r.warmUp.Seconds(), SettleS: r.settle.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
 	}
 	res.Replay = r.cfg.ReplayCommand()

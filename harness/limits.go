@@ -267,3 +267,23 @@ func (r *runner) checkFaultLimits() error {
 	}
 	return nil
 }
+
+// checkSlots refuses a slot count smaller than what the deployment places
+// on some worker: the placement would not fit.
+func checkSlots(slots int, dep *engine.Deployment, workers int) error {
+	if slots == 0 {
+		return nil
+	}
+	placed := make([]int, workers)
+	for _, p := range dep.Procs {
+		if p.Worker >= 0 && p.Worker < workers {
+			placed[p.Worker]++
+		}
+	}
+	for w, n := range placed {
+		if n > slots {
+			return inputErr("--slots %d: worker %d hosts %d processes of this deployment; give at least %d", slots, w, n, slices.Max(placed))
+		}
+	}
+	return nil
+}

@@ -61,7 +61,7 @@ func (s *Sim) pauseWorker(worker int, d engine.Time) {
 	ps.on, ps.declared, ps.from = true, false, s.now
 	ps.gen++
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && p.up {
+		if p.worker == worker && p.up {
 			p.frozen = true
 		}
 	}
@@ -83,7 +83,7 @@ func (s *Sim) declare(worker int, gen uint32) {
 	s.workerDown[worker] = true
 	var ids []engine.ProcID
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && p.up {
+		if p.worker == worker && p.up {
 			if !p.initPending { // a task not started yet was not running there
 				ids = append(ids, p.id)
 			}
@@ -94,6 +94,7 @@ func (s *Sim) declare(worker int, gen uint32) {
 	s.freeCores(worker)
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(worker), Value: int64(s.now - ps.from)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: ps.from})
+	s.replace(len(s.failures) - 1)
 	s.notify(engine.KindFailure, len(s.failures)-1, s.now)
 }
 
@@ -111,7 +112,7 @@ func (s *Sim) resume(worker int, gen uint32) {
 		return
 	}
 	for _, p := range s.procs {
-		if p.spec.Worker != worker || !p.frozen || p.initPending {
+		if p.worker != worker || !p.frozen || p.initPending {
 			continue
 		}
 		p.frozen = false

@@ -46,6 +46,10 @@ type proc struct {
 	// checkpoint trigger), which quiescence does not wait for.
 	firing  int64
 	inTimer bool
+
+	// worker is where the process is placed now: spec.Worker until a
+	// failure re-places it (slots.go).
+	worker int
 }
 
 type urgentItem struct {

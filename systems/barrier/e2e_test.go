@@ -285,3 +285,61 @@ func TestBadOptions(t *testing.T) {
 		t.Errorf("unaligned with 2 concurrent checkpoints: err %v, want an input error", err)
 	}
 }
+
+// A worker that never comes back (its restart lies beyond the run): with
+// spare slots the scheduler re-places its four tasks on the others' free
+// slots and the job recovers exactly-once without it; with too few (one
+// spare on each of three live workers: 3 of 4 tasks placed) or none (the
+// default), the restarted region waits for the worker, and the run ends
+// undrained (exit 4) with nothing lost or duplicated.
+func TestWorkerNeverBackNeedsSpareSlots(t *testing.T) {
+	for _, tc := range []struct {
+		slots  int
+		moved  int
+		exit   int
+		waited bool
+	}{
+		{slots: 0, moved: 0, exit: harness.ExitLiveness, waited: true},
+		{slots: 5, moved: 3, exit: harness.ExitLiveness, waited: true},
+		{slots: 6, moved: 4, exit: harness.ExitOK},
+	} {
+		t.Run(fmt.Sprintf("slots=%d", tc.slots), func(t *testing.T) {
+			t.Parallel()
+			cfg := e2eConfig("aligned", "crash@2s:worker=1,restart=1h")
+			cfg.Slots = tc.slots
+			out := execute(t, cfg)
+			r := out.Result
+			var moved []engine.Event
+			for _, e := range out.Events {
+				if e.Kind == "task_replaced" {
+					moved = append(moved, e)
+				}
+			}
+			if len(moved) != tc.moved {
+				t.Errorf("%d tasks re-placed, want %d: %v", len(moved), tc.moved, moved)
+			}
+			for _, e := range moved {
+				if e.ID == 1 || e.Value != 1 {
+					t.Errorf("re-placement %+v: want a move from worker 1 to another", e)
+				}
+			}
+			if r.ExitCode != tc.exit || r.Duplicates != 0 || r.Lost != 0 || r.Drained == tc.waited {
+				t.Errorf("exit=%d drained=%v dup=%d lost=%d problems=%v; want exit %d, drained %v\nreplay: %s",
+					r.ExitCode, r.Drained, r.Duplicates, r.Lost, r.Problems, tc.exit, !tc.waited, r.Replay)
+			}
+			if !tc.waited {
+				exactlyOnce(t, r)
+			}
+		})
+	}
+}
+
+// --slots smaller than what the placement puts on a worker is bad input.
+func TestSlotsBelowPlacementRefused(t *testing.T) {
+	cfg := e2eConfig("aligned")
+	cfg.Slots = 3
+	_, err := harness.Execute(cfg)
+	if !harness.IsInputError(err) || err.Error() != "--slots 3: worker 0 hosts 4 processes of this deployment; give at least 4" {
+		t.Fatalf("err = %v, want the one-line input error", err)
+	}
+}

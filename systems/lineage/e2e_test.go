@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"ftbench/engine"
@@ -138,5 +139,40 @@ func TestBadOptions(t *testing.T) {
 		if _, err := harness.Execute(cfg); err == nil || !harness.IsInputError(err) {
 			t.Errorf("--%s=%s: got %v, want an input error", kv[0], kv[1], err)
 		}
+	}
+}
+
+// A worker that never comes back (its restart lies beyond the run): Spark
+// reschedules the lost executors' tasks on the other executors and
+// recomputes their lost partitions there, so the job recovers exactly-once
+// without it, with or without spare slots — an executor is pinned to its
+// worker (nothing is re-placed), and its tasks need no slot of their own.
+func TestWorkerNeverBackRecoversOnOtherExecutors(t *testing.T) {
+	for _, slots := range []int{0, 6} {
+		t.Run(fmt.Sprintf("slots=%d", slots), func(t *testing.T) {
+			t.Parallel()
+			cfg := runConfig("wordcount", "parallel", 1000, 8*engine.Second, "crash@3s:worker=1,restart=1h")
+			cfg.Slots = slots
+			out, err := harness.Execute(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Result
+			if r.ExitCode != 0 || !r.Drained || r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld {
+				t.Fatalf("exit=%d drained=%v dup=%d lost=%d wrong=%d problems=%v\nreplay: %s",
+					r.ExitCode, r.Drained, r.Duplicates, r.Lost, r.WrongKeys, r.Problems, r.Replay)
+			}
+			for _, e := range out.Events {
+				if e.Kind == "task_replaced" {
+					t.Errorf("an executor was re-placed: %+v", e)
+				}
+				if e.Kind == "worker_up" {
+					t.Errorf("worker came back: %+v", e)
+				}
+			}
+			if r.RecoveryTimeS == nil {
+				t.Errorf("no recovery time")
+			}
+		})
 	}
 }
