@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,13 +44,16 @@ const (
 	// over from the last completed one (barrier's
 	// --tolerable-failed-checkpoints).
 	PathCheckpointFailover = "checkpoint-failure-failover"
+	// A failed worker's processes were re-placed on other workers' spare
+	// slots (--slots) and the system recovered around them there.
+	PathReplaced = "task-replaced"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
-	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover}
+	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover, PathReplaced}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -87,6 +91,10 @@ func applicable(cfg harness.Config) map[string]bool {
 	}
 	if !p2p && cfg.System != "none" { // pauses are drawn where crashes are; none has no recovery
 		set(PathPauseDeclared)
+	}
+	if !p2p && cfg.System != "none" && cfg.System != "lineage" && cfg.Slots > 0 {
+		// Lineage's executors are pinned to their workers.
+		set(PathReplaced)
 	}
 	switch cfg.System {
 	case "barrier":
@@ -166,6 +174,7 @@ var (
 // the others are events of their own.
 func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int) map[string]bool {
 	hit := map[string]bool{}
+	workerOf = maps.Clone(workerOf) // re-placements move processes
 	var reorders [][2]engine.Time
 	for _, f := range cfg.Faults {
 		if s, err := faults.Parse(f, faults.Defaults{Duration: cfg.Duration}); err == nil && s.Kind == faults.Reorder {
@@ -253,6 +262,9 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathSpeculative] = true
 		case "failover_on_checkpoint_failure":
 			hit[PathCheckpointFailover] = true
+		case "task_replaced":
+			hit[PathReplaced] = true
+			workerOf[e.Proc] = int(e.ID) // where a later crash finds it
 		}
 	}
 	return hit

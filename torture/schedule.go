@@ -159,6 +159,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	if err != nil {
 		return cfg, err
 	}
+	drawSlots(engine.NewRand(engine.ChildSeed(seed, "torture/slots")), &cfg, dep)
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
 	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, store: p.Store, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
 	if cfg.Runtime == harness.RuntimeLive {
@@ -170,6 +171,26 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
 	return cfg, nil
+}
+
+// drawSlots gives half the runs spare slots (unless the user set --slots):
+// twice what the placement puts on the busiest worker, so a failed worker's
+// processes are re-placed on the others (engine/sim's slots.go) when it is
+// still down at detection. Its own stream leaves every other draw as it was.
+func drawSlots(rng *rand.Rand, cfg *harness.Config, dep *engine.Deployment) {
+	spare := rng.IntN(2) == 0
+	if cfg.Slots > 0 || !spare || cfg.Runtime == harness.RuntimeLive {
+		return
+	}
+	placed := make([]int, cfg.Workers)
+	for _, p := range dep.Procs {
+		if p.Worker >= 0 && p.Worker < cfg.Workers {
+			placed[p.Worker]++
+		}
+	}
+	if most := slices.Max(placed); most > 0 {
+		cfg.Slots = 2 * most
+	}
 }
 
 func clone(m map[string]string) map[string]string {
