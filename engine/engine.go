@@ -182,6 +182,17 @@ type Store interface {
 	Delete(key string)
 }
 
+// KeyChecker is a Store that tells whether a key exists, free of charge: a
+// transactional sink's commit request carries the check (Kafka's EndTxn
+// finds the transaction still open, or fences the producer), and the cost
+// model leaves that request's round trip out. A 2PC sink commits a
+// transaction only while its record exists, so an old attempt cut off by a
+// partition (a zombie) cannot commit what a newer attempt restored and
+// committed already. Runtimes without partitions need not implement it.
+type KeyChecker interface {
+	Has(key string) bool
+}
+
 // Event is a protocol event for events.jsonl and system metrics.
 type Event struct {
 	Time  Time   `json:"t_ns"`

@@ -564,7 +564,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 			v := round3(t.Seconds())
 			rec.LagRecoveryTimeS = &v
 		}
-		if s.Kind == faults.Crash || s.Kind == faults.Pause {
+		if s.Kind == faults.Crash || s.Kind == faults.Pause || s.Kind == faults.Partition {
 			hasCrash = true
 			rec.Phases = r.phases(i, rec.RecoveryTimeS)
 			rec.Crashed = r.crashed(s)
@@ -634,7 +634,7 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 	s := r.specs[i]
 	until := engine.Time(math.MaxInt64)
 	for _, o := range r.specs {
-		if (o.Kind == faults.Crash || o.Kind == faults.Pause) && o.At > s.At {
+		if (o.Kind == faults.Crash || o.Kind == faults.Pause || o.Kind == faults.Partition) && o.At > s.At {
 			until = min(until, o.At)
 		}
 	}
@@ -642,7 +642,7 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 	// The first worker crash at or after the fault's time: the simulator
 	// records it at s.At exactly, the live runtime a moment later.
 	for _, e := range r.events {
-		if (e.Kind == "worker_crash" || e.Kind == "worker_pause") && e.Time >= s.At && e.Time < until {
+		if (e.Kind == "worker_crash" || e.Kind == "worker_pause" || e.Kind == "partition_start") && e.Time >= s.At && e.Time < until {
 			worker = e.ID
 			break
 		}

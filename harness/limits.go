@@ -226,6 +226,7 @@ func checkCost(c *engine.CostModel) error {
 		{"serde-per-byte", c.SerdePerByte, false}, {"net-latency", c.NetLatency, false}, {"buffer-timeout", c.BufferTimeout, true},
 		{"poll-interval", c.PollInterval, true}, {"quantum", c.Quantum, true}, {"detect-delay", c.DetectDelay, false},
 		{"restart-delay", c.RestartDelay, false}, {"task-restart", c.TaskRestart, false}, {"store-latency", c.StoreLatency, false},
+		{"conn-timeout", c.ConnTimeout, false},
 	} {
 		switch {
 		case f.v > MaxDuration:

@@ -54,6 +54,9 @@ type Sim struct {
 	pauses     []workerPause
 	slots      []int // per worker: how many processes it can host
 	placed     []int // per worker: how many processes are placed on it
+	part       partition
+	cuts       []cutSpec
+	zombies    []*proc // detached incarnations still running (partition.go)
 	failures   []engine.Failure
 	store      map[string]stored
 	writes     []pendingWrite
@@ -197,6 +200,11 @@ func (s *Sim) dispatch(e *event) {
 	switch e.kind {
 	case evRun:
 		p := s.procs[e.proc]
+		if p.inc != e.inc && len(s.zombies) > 0 {
+			if z := s.incarnation(e.proc, e.inc); z != nil {
+				p = z
+			}
+		}
 		if p.up && p.inc == e.inc {
 			p.scheduled = false
 			if !p.frozen {
@@ -207,6 +215,11 @@ func (s *Sim) dispatch(e *event) {
 		s.dispatchCores(int(e.proc), e.at)
 	case evTimer:
 		p := s.procs[e.proc]
+		if p.inc != e.inc && len(s.zombies) > 0 {
+			if z := s.incarnation(e.proc, e.inc); z != nil {
+				p = z
+			}
+		}
 		if p.up && p.inc == e.inc {
 			p.timers = append(p.timers, e.a)
 			p.wake(e.at)
@@ -251,6 +264,16 @@ func (s *Sim) dispatch(e *event) {
 		s.resume(int(e.proc), e.inc)
 	case evDeclare:
 		s.declare(int(e.proc), e.inc)
+	case evPartition:
+		s.partitionStart(int(e.a))
+	case evPartDetect:
+		s.partitionDetect(e.inc)
+	case evConnTimeout:
+		s.connTimeout(e.inc)
+	case evHeal:
+		s.heal(e.inc)
+	case evRejoin:
+		s.rejoin(e.inc)
 	case evSample:
 		s.obs.Sample(e.at)
 		s.schedule(event{at: e.at + s.sampleEvery, kind: evSample})

@@ -50,7 +50,8 @@ func (s *Sim) initSlots(n int) error {
 }
 
 // replace re-places the processes of failure i's worker, if it is still
-// down, and records the moves in the failure.
+// down, and records the moves in the failure. A process still running there
+// (cut off by a partition) is detached as a zombie (partition.go).
 func (s *Sim) replace(i int) {
 	f := &s.failures[i]
 	w := f.Worker
@@ -58,7 +59,7 @@ func (s *Sim) replace(i int) {
 		return
 	}
 	for _, p := range s.procs {
-		if p.worker != w || p.up || p.spec.Pinned {
+		if p.worker != w || p.spec.Pinned {
 			continue
 		}
 		to := s.freeSlot()
@@ -67,6 +68,11 @@ func (s *Sim) replace(i int) {
 		}
 		s.placed[w]--
 		s.placed[to]++
+		if p.up {
+			// Still running, on the far side of a partition: it goes on
+			// as a zombie, and a fresh incarnation is deployed here.
+			p = s.detach(p, to)
+		}
 		p.worker = to
 		f.Moved = append(f.Moved, engine.Move{Proc: p.id, Worker: to})
 		s.obs.Event(engine.Event{Time: s.now, Proc: p.spec.Name, Kind: "task_replaced", ID: int64(to), Value: int64(w)})
