@@ -47,13 +47,21 @@ const (
 	// A failed worker's processes were re-placed on other workers' spare
 	// slots (--slots) and the system recovered around them there.
 	PathReplaced = "task-replaced"
+	// A partition outlasted the detection delay: the far side was declared
+	// failed while its processes ran on.
+	PathPartitionDeclared = "partition-declared-failed"
+	// A 2PC sink attempt cut off by a partition (a zombie) got a commit
+	// notice for a transaction a newer attempt had committed, and the
+	// fence stopped it.
+	PathZombieFenced = "zombie-commit-fenced"
 )
 
 // Paths is the fixed list, in table order.
 var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCrash2PC, PathRestore,
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
-	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover, PathReplaced}
+	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover, PathReplaced,
+	PathPartitionDeclared, PathZombieFenced}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -89,11 +97,11 @@ func applicable(cfg harness.Config) map[string]bool {
 			a[q] = true
 		}
 	}
-	if !p2p && cfg.System != "none" { // pauses are drawn where crashes are; none has no recovery
-		set(PathPauseDeclared)
+	if !p2p && cfg.System != "none" { // pauses and partitions are drawn where crashes are; none has no recovery
+		set(PathPauseDeclared, PathPartitionDeclared)
 	}
-	if !p2p && cfg.System != "none" && cfg.System != "lineage" && cfg.Slots > 0 {
-		// Lineage's executors are pinned to their workers.
+	if !p2p && (cfg.System == "barrier" || cfg.System == "snapshot") && cfg.Slots > 0 {
+		// The other systems' processes are pinned to their workers.
 		set(PathReplaced)
 	}
 	switch cfg.System {
@@ -104,6 +112,9 @@ func applicable(cfg harness.Config) map[string]bool {
 		}
 		if opt("sink") == "2pc" {
 			set(PathCrash2PC)
+			if cfg.Slots > 0 {
+				set(PathZombieFenced)
+			}
 		}
 		if variant == "aligned-timeout" {
 			set(PathAlignTimeout)
@@ -118,6 +129,9 @@ func applicable(cfg harness.Config) map[string]bool {
 		if !p2p {
 			// Dataflows: checkpoints with channel state and a 2PC sink.
 			set(PathCrashWrite, PathCrash2PC, PathRestore, PathStoreFailed)
+			if cfg.Slots > 0 {
+				set(PathZombieFenced)
+			}
 		}
 		if reorder && variant == "cl" {
 			set(PathCLReorder)
@@ -206,6 +220,11 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		case "worker_resume":
 			delete(paused, e.ID)
 		case "worker_declared_failed":
+			if e.Note == "partition" {
+				// Its processes run on (zombies): no crash of theirs.
+				hit[PathPartitionDeclared] = true
+				continue
+			}
 			paused[e.ID] = true
 			hit[PathPauseDeclared] = true
 		}
@@ -262,6 +281,8 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathSpeculative] = true
 		case "failover_on_checkpoint_failure":
 			hit[PathCheckpointFailover] = true
+		case "sink_commit_fenced":
+			hit[PathZombieFenced] = true
 		case "task_replaced":
 			hit[PathReplaced] = true
 			workerOf[e.Proc] = int(e.ID) // where a later crash finds it

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"ftbench/engine"
 )
@@ -44,6 +45,12 @@ import (
 // detection, say) reaches it before it is cancelled: the window in which
 // the real systems need their fences.
 //
+// Faults on the far side during the cut: a pause starting there is ignored;
+// a crashed worker whose restart falls in the cut (or a paused one declared
+// failed that wakes in it) cannot register with the master until the heal,
+// so it rejoins then; a crash of a worker the partition had declared failed
+// is ignored (its zombies run on).
+//
 // Invariant: while on, far[w] tells the sides apart; one partition at a
 // time (a partition starting during another is ignored).
 type partition struct {
@@ -51,7 +58,7 @@ type partition struct {
 	gen      uint32
 	from     engine.Time
 	far      []bool
-	declared []int // far workers declared failed, in order
+	declared []int // far workers declared failed (or back from a crash), to rejoin at the heal
 	stalled  []*netBuf
 }
 
@@ -317,4 +324,16 @@ func (s *Sim) Zombies() int { return len(s.zombies) }
 // the master) cannot reach it.
 func (s *Sim) unreachable(q *proc) bool {
 	return s.part.on && q.worker >= 0 && s.part.far[q.worker] && s.workerDown[q.worker]
+}
+
+// cutOff reports whether worker is on the far side of a partition now.
+func (s *Sim) cutOff(worker int) bool {
+	return s.part.on && worker >= 0 && s.part.far[worker]
+}
+
+// rejoin makes worker rejoin when the partition heals.
+func (pt *partition) rejoin(worker int) {
+	if !slices.Contains(pt.declared, worker) {
+		pt.declared = append(pt.declared, worker)
+	}
 }

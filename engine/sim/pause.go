@@ -55,7 +55,9 @@ func (s *Sim) Pause(worker int, from, to engine.Time) error {
 
 func (s *Sim) pauseWorker(worker int, d engine.Time) {
 	ps := &s.pauses[worker]
-	if ps.on || s.workerDown[worker] {
+	if ps.on || s.workerDown[worker] || s.cutOff(worker) {
+		// (A worker cut off by a partition is not paused as well: its
+		// processes are as unreachable either way.)
 		return
 	}
 	ps.on, ps.declared, ps.from = true, false, s.now
@@ -80,6 +82,9 @@ func (s *Sim) declare(worker int, gen uint32) {
 		return
 	}
 	ps.declared = true
+	if s.workerDown[worker] {
+		return // a partition had the worker declared failed already
+	}
 	s.workerDown[worker] = true
 	var ids []engine.ProcID
 	for _, p := range s.procs {

@@ -314,6 +314,12 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 }
 
 func (s *Sim) workerUp(worker int) {
+	if s.cutOff(worker) {
+		// It cannot register with the master across the cut: it rejoins
+		// when the partition heals (partition.go).
+		s.part.rejoin(worker)
+		return
+	}
 	s.workerDown[worker] = false
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
 	for _, p := range s.procs {
