@@ -343,3 +343,61 @@ func TestSlotsBelowPlacementRefused(t *testing.T) {
 		t.Fatalf("err = %v, want the one-line input error", err)
 	}
 }
+
+// A partition isolating the worker of sink/0 for longer than detection: the
+// coordinator declares it failed and fails over; with spare slots the far
+// tasks are re-placed and run on as zombies. The partition starts while
+// checkpoint 3's metadata is being written (the store is slowed to 50 ms a
+// write to widen that moment), so its commit notice to sink/0 is caught in
+// the cut and reaches the zombie after the heal — after the new sink/0 restored
+// checkpoint 3 and committed its transaction. The fence (the transaction must
+// still be pending) stops the zombie's commit; the run stays exactly-once.
+// Without spare slots the failover's cancel cannot reach the far tasks:
+// they run on as zombies, and their new attempts wait for the worker to
+// rejoin. Past the connection timeout the zombies' connections reset and
+// they fail. Every case is exactly-once.
+func TestPartitionZombieSinkFenced(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  string
+		slots  int
+		fenced bool
+		reset  bool
+	}{
+		{"spare slots: zombie fenced", "partition@3.08s-5.5s:op=sink/0", 6, true, false},
+		{"no spare slot: in place until rejoin", "partition@3.08s-5.5s:op=sink/0", 0, false, false},
+		{"past the connection timeout", "partition@2s-7.5s:workers=1,2,3|0", 6, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := e2eConfig("aligned", tc.fault)
+			cfg.Duration = 8 * engine.Second
+			cfg.Slots = tc.slots
+			cfg.CostOverride = []string{"store-latency=50ms"}
+			out := execute(t, cfg)
+			r := out.Result
+			exactlyOnce(t, r)
+			kinds := map[string]int{}
+			for _, e := range out.Events {
+				kinds[e.Kind]++
+			}
+			if kinds["worker_declared_failed"] != 1 || kinds["partition_heal"] != 1 {
+				t.Errorf("events %v: want one declared failure and one heal", kinds)
+			}
+			if fenced := r.Counters["barrier_sink_fenced_commits"]; (fenced > 0) != tc.fenced {
+				t.Errorf("fenced commits %d, want some: %v", fenced, tc.fenced)
+			}
+			// Re-placed or restarted by the failover, the far tasks run on:
+			// the four of worker 0.
+			if kinds["zombie"] != 4 {
+				t.Errorf("%d zombies, want worker 0's 4 tasks", kinds["zombie"])
+			}
+			if moved := kinds["task_replaced"]; (moved > 0) != (tc.slots > 0) {
+				t.Errorf("%d tasks re-placed with %d slots", moved, tc.slots)
+			}
+			if n := kinds["partition_conn_reset"]; (n > 0) != tc.reset {
+				t.Errorf("%d connection resets, want some: %v", n, tc.reset)
+			}
+		})
+	}
+}

@@ -176,3 +176,46 @@ func TestWorkerNeverBackRecoversOnOtherExecutors(t *testing.T) {
 		})
 	}
 }
+
+// A partition cutting a worker off for longer than detection: the driver
+// loses its executors and recomputes their partitions on the others, while
+// the cut-off executors run on (they are pinned, so nothing is re-placed).
+// Their late results reach the driver after the heal and are ignored: the
+// driver accepts one attempt per task and drops the attempts of executors
+// it lost, as Spark's OutputCommitCoordinator authorises one attempt per
+// partition. Past the connection timeout their connections reset and they
+// fail. The worker rejoins after the heal. Exactly-once throughout.
+func TestPartitionExactlyOnce(t *testing.T) {
+	// The first cut comes 20 ms after a batch's tasks were sent, so an
+	// executor on the far side is running one; the second outlasts the
+	// connection timeout, which drops what its executors send.
+	for _, tc := range []struct {
+		fault string
+		stale bool
+	}{{"partition@3.02s-5.5s:worker=1", true}, {"partition@2s-8s:workers=0,2,3|1", false}} {
+		fault := tc.fault
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			cfg := runConfig("wordcount", "parallel", 1000, 10*engine.Second, fault)
+			out, err := harness.Execute(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Result
+			if r.ExitCode != 0 || r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld {
+				t.Fatalf("exit=%d dup=%d lost=%d wrong=%d problems=%v\nreplay: %s",
+					r.ExitCode, r.Duplicates, r.Lost, r.WrongKeys, r.Problems, r.Replay)
+			}
+			kinds := map[string]int{}
+			for _, e := range out.Events {
+				kinds[e.Kind]++
+			}
+			if kinds["worker_declared_failed"] != 1 || kinds["recovery_start"] == 0 || kinds["worker_up"] != 1 {
+				t.Errorf("events %v: want the worker declared failed, recovered from and back", kinds)
+			}
+			if stale := r.Counters["lineage.stale_results"]; (stale > 0) != tc.stale {
+				t.Errorf("%d stale results ignored, want some: %v", stale, tc.stale)
+			}
+		})
+	}
+}
