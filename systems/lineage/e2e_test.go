@@ -197,6 +197,7 @@ func TestPartitionExactlyOnce(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
 			cfg := runConfig("wordcount", "parallel", 1000, 10*engine.Second, fault)
+			cfg.Slots = 8 // spare slots: executors are pinned all the same
 			out, err := harness.Execute(cfg)
 			if err != nil {
 				t.Fatal(err)
