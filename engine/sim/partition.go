@@ -124,7 +124,9 @@ func (s *Sim) partitionDetect(gen uint32) {
 		return
 	}
 	for w, far := range pt.far {
-		if !far || s.workerDown[w] {
+		if !far || s.workerDown[w] || s.pauses[w].on {
+			// Down already, or paused: its pause's own failure detection
+			// declares it (pause.go), and it rejoins when the cut heals.
 			continue
 		}
 		pt.declared = append(pt.declared, w)

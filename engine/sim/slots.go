@@ -21,7 +21,7 @@ import (
 // its worker, as before; so does a pinned one.
 //
 // Placement is deterministic: processes in id order, each on the
-// lowest-numbered live worker (up and not paused) with a free slot.
+// lowest-numbered live worker (up, not paused, not cut off) with a free slot.
 //
 // Invariant: placed[w] is the number of processes whose worker is w, and
 // never exceeds slots[w].
@@ -81,10 +81,11 @@ func (s *Sim) replace(i int) {
 	f.Vacated = s.placed[w] == 0
 }
 
-// freeSlot is the lowest-numbered live worker with a free slot, -1 if none.
+// freeSlot is the lowest-numbered live worker with a free slot, -1 if none
+// (a worker cut off by a partition is not live for the master).
 func (s *Sim) freeSlot() int {
 	for w := range s.slots {
-		if !s.workerDown[w] && !s.pauses[w].on && s.placed[w] < s.slots[w] {
+		if !s.workerDown[w] && !s.pauses[w].on && !s.cutOff(w) && s.placed[w] < s.slots[w] {
 			return w
 		}
 	}
