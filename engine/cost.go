@@ -39,6 +39,11 @@ type CostModel struct {
 	DetectDelay  Time // failure to coordinator notification
 	RestartDelay Time // worker crash to worker back up (overridable per fault)
 	TaskRestart  Time // re-deploying one task in a failover (global or region restart)
+	// ConnTimeout is how long a connection whose peer stopped answering
+	// (a network partition) stalls before it is reset and the task using
+	// it fails (TCP giving up on retransmissions, as a TCP_USER_TIMEOUT
+	// or Flink's netty timeouts bound it).
+	ConnTimeout Time
 
 	StoreLatency    Time    // per durable write or read
 	StoreWriteBytes float64 // durable write bandwidth, bytes per second per writer
@@ -86,6 +91,7 @@ func DefaultCost() CostModel {
 		DetectDelay:  1 * Second,
 		RestartDelay: 1 * Second,
 		TaskRestart:  200 * Millisecond,
+		ConnTimeout:  5 * Second,
 
 		StoreLatency:    5 * Millisecond,
 		StoreWriteBytes: 200e6,
@@ -128,6 +134,7 @@ func (c *CostModel) Params() []CostParam {
 		{Name: "detect-delay", Doc: "failure detection delay (crash to coordinator notified)", time: &c.DetectDelay},
 		{Name: "restart-delay", Doc: "worker restart delay after a crash", time: &c.RestartDelay},
 		{Name: "task-restart", Doc: "re-deploy delay of one task in a failover (global or region restart)", time: &c.TaskRestart},
+		{Name: "conn-timeout", Doc: "a connection across a network partition stalls this long, then resets and its task fails", time: &c.ConnTimeout},
 		{Name: "store-latency", Doc: "durable storage latency per read or write", time: &c.StoreLatency},
 		{Name: "store-write-bw", Doc: "durable write bandwidth per writer, bytes/s", f64: &c.StoreWriteBytes},
 		{Name: "store-read-bw", Doc: "durable read bandwidth, bytes/s", f64: &c.StoreReadBytes},

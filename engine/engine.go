@@ -95,6 +95,21 @@ type Failure struct {
 	// Back is true when the worker has already restarted by the time the
 	// failure is detected (restart delay shorter than detection delay).
 	Back bool
+	// Moved lists the processes the runtime re-placed, when it detected
+	// the failure, on live workers with free slots (a scheduler
+	// redeploying a lost TaskManager's tasks in free slots elsewhere; see
+	// ProcSpec.Pinned). Each comes up there after the cost model's
+	// TaskRestart, and is the process's new home for later failures.
+	Moved []Move
+	// Vacated is true when no process is placed on the worker any more:
+	// everything it ran was moved, so nothing waits for it to come back.
+	Vacated bool
+}
+
+// Move is one process re-placed on another worker.
+type Move struct {
+	Proc   ProcID
+	Worker int
 }
 
 // Process is one protocol node.
@@ -167,6 +182,17 @@ type Store interface {
 	Delete(key string)
 }
 
+// KeyChecker is a Store that tells whether a key exists, free of charge: a
+// transactional sink's commit request carries the check (Kafka's EndTxn
+// finds the transaction still open, or fences the producer), and the cost
+// model leaves that request's round trip out. A 2PC sink commits a
+// transaction only while its record exists, so an old attempt cut off by a
+// partition (a zombie) cannot commit what a newer attempt restored and
+// committed already. Runtimes without partitions need not implement it.
+type KeyChecker interface {
+	Has(key string) bool
+}
+
 // Event is a protocol event for events.jsonl and system metrics.
 type Event struct {
 	Time  Time   `json:"t_ns"`
@@ -204,7 +230,13 @@ type ProcSpec struct {
 	// is back: Spark's executors exit when their driver disconnects, and
 	// the new driver gets new ones.
 	MasterBound bool
-	New         func() Process
+	// Pinned keeps the process on its worker: after a failure it waits
+	// for that worker, even where another has a free slot (a Spark
+	// executor belongs to its worker; Spark reschedules its tasks on other
+	// executors instead). Unpinned processes on a worker may be re-placed
+	// (Failure.Moved).
+	Pinned bool
+	New    func() Process
 }
 
 // MasterNode places a process on the master node: the checkpoint

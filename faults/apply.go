@@ -21,6 +21,12 @@ type Target interface {
 	StoreDown(from, to engine.Time) error
 }
 
+// Partitioner is a Target that can cut workers off by a network partition
+// (*sim.Sim; the live runtime cannot).
+type Partitioner interface {
+	Partition(far []int, from, to engine.Time) error
+}
+
 // Apply resolves every spec against dep (a run on workers workers that ends
 // at end) and installs it on t.
 //
@@ -85,6 +91,16 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 			}
 			at := s.At
 			steps = append(steps, func() error { return t.Crash(w, at, restart) })
+		case Partition:
+			far, msg := farSide(s, dep, workers)
+			if msg != "" {
+				return fail("%s", msg)
+			}
+			pt, ok := t.(Partitioner)
+			if !ok {
+				return fail("this runtime has no network to partition")
+			}
+			steps = append(steps, func() error { return pt.Partition(far, from, to) })
 		case Slow:
 			id, msg := instance(dep, s.Op, s.Index)
 			if msg != "" {
@@ -196,4 +212,36 @@ func opSet(dep *engine.Deployment, op string) ([]bool, string) {
 
 func in(set []bool, id engine.ProcID) bool {
 	return id >= 0 && int(id) < len(set) && set[id]
+}
+
+// farSide resolves a partition's far side: one worker (by number or by the
+// operator instance it hosts) or the second side of workers=NEAR|FAR.
+func farSide(s Spec, dep *engine.Deployment, workers int) ([]int, string) {
+	switch {
+	case s.Sides != "":
+		near, far, msg := parseSides(s.Sides)
+		if msg != "" {
+			return nil, msg
+		}
+		for _, w := range append(near, far...) {
+			if msg := checkWorker(w, workers); msg != "" {
+				return nil, msg
+			}
+		}
+		return far, ""
+	case s.Op != "":
+		id, msg := instance(dep, s.Op, s.Index)
+		if msg != "" {
+			return nil, msg
+		}
+		w := dep.Procs[id].Worker
+		if w < 0 {
+			return nil, fmt.Sprintf("%q runs on the master node, which stays on the near side", fmt.Sprintf("%s/%d", s.Op, s.Index))
+		}
+		return []int{w}, ""
+	}
+	if msg := checkWorker(s.Worker, workers); msg != "" {
+		return nil, msg
+	}
+	return []int{s.Worker}, ""
 }

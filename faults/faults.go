@@ -11,11 +11,14 @@
 //	reorder@T1-T2:edge=A->B|all[,p=P]
 //	pause@T1-T2:worker=N
 //	pause@T1-T2:op=NAME/I
+//	partition@T1-T2:worker=N
+//	partition@T1-T2:op=NAME/I
+//	partition@T1-T2:workers=A,B|C,D
 //	store-slow@T1-T2[:factor=K]
 //	store-down@T1-T2
 //
 // or a bare kind ("crash", "slow", "throttle", "reorder", "pause",
-// "store-slow", "store-down") that picks defaults
+// "partition", "store-slow", "store-down") that picks defaults
 // from the run duration and the workload's first stateful operator. Times are
 // simulated time, written as Go durations (10s, 500ms, 1.5s) or as a
 // percentage of the run (40%); Parse resolves percentages, so a Spec holds
@@ -48,6 +51,9 @@ const (
 	Throttle Kind = "throttle"
 	Reorder  Kind = "reorder"
 	Pause    Kind = "pause"
+	// Partition cuts workers off from the master and the other workers
+	// (engine/sim's partition.go).
+	Partition Kind = "partition"
 	// StoreSlow and StoreDown are faults of the checkpoint store (durable
 	// storage), not of a worker: it slows down or stops taking writes.
 	StoreSlow Kind = "store-slow"
@@ -69,12 +75,16 @@ const (
 type Spec struct {
 	Kind    Kind
 	At, End engine.Time // End is 0 for crash
-	Worker  int         // crash or pause by worker; -1 otherwise
+	Worker  int         // crash, pause or partition by worker; -1 otherwise
 	// Master is a crash of the master node (the coordinator, job manager
 	// or driver) instead of a worker.
 	Master bool
-	Op     string // crash/slow/pause target operator ("" when by worker)
-	Index  int    // instance index within Op
+	// Sides are a two-sided partition's workers, NEAR|FAR in canonical
+	// form (workers=0,1|2,3): the master stays with NEAR, and so do workers
+	// named on neither side. (A string keeps Spec comparable.)
+	Sides string
+	Op    string // crash/slow/pause target operator ("" when by worker)
+	Index int    // instance index within Op
 	// From and To name the operators of a throttle or reorder edge; AllEdges
 	// selects every channel instead (reorder only).
 	From, To string
@@ -93,7 +103,7 @@ type Defaults struct {
 	UpstreamOp string // the operator feeding StatefulOp, e.g. "split"
 }
 
-var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, StoreSlow, StoreDown}
+var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, Partition, StoreSlow, StoreDown}
 
 var grammars = map[Kind]string{
 	Crash:     "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D] or crash@T:master[,restart=D]",
@@ -101,6 +111,7 @@ var grammars = map[Kind]string{
 	Throttle:  "throttle@T1-T2:edge=A->B,rate=R/s",
 	Reorder:   "reorder@T1-T2:edge=A->B|all[,p=P]",
 	Pause:     "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
+	Partition: "partition@T1-T2:worker=N, partition@T1-T2:op=NAME/I or partition@T1-T2:workers=A,B|C,D",
 	StoreSlow: "store-slow@T1-T2[:factor=K]",
 	StoreDown: "store-down@T1-T2",
 }
@@ -117,6 +128,9 @@ var descriptions = map[Kind]string{
 		"during T1-T2; bare: all channels from 25% to 75%",
 	Pause: "pause     stop every process on a worker (SIGSTOP, a long GC) during T1-T2, state intact; a pause longer than the " +
 		"detection delay is declared a failure; bare: the worker of the first stateful operator's instance 0 from 40% to 50%",
+	Partition: "partition cut a worker (or the far side of workers=NEAR|FAR) off from the master and the other workers during T1-T2; " +
+		"the stores and the source log stay reachable; the master declares the far side failed after the detection delay and its tasks " +
+		"run on as zombies until it heals; bare: the worker of the first stateful operator's instance 0 from 40% to 60%",
 	StoreSlow: "store-slow the checkpoint store is K times slower (default 10) for writes issued and reads made during T1-T2; " +
 		"bare: from 30% to 60%",
 	StoreDown: "store-down the checkpoint store fails every write in progress during T1-T2 (the writer is told); " +
@@ -129,6 +143,7 @@ var keys = map[Kind][]string{
 	Throttle:  {"edge", "rate"},
 	Reorder:   {"edge", "p"},
 	Pause:     {"worker", "op"},
+	Partition: {"worker", "op", "workers"},
 	StoreSlow: {"factor"},
 	StoreDown: {},
 }
@@ -192,10 +207,13 @@ func (s Spec) String() string {
 			b.WriteString(",restart=")
 			b.WriteString(fmtTime(s.Restart))
 		}
-	case Pause:
-		if s.Op != "" {
+	case Pause, Partition:
+		switch {
+		case s.Op != "":
 			fmt.Fprintf(&b, "op=%s/%d", s.Op, s.Index)
-		} else {
+		case s.Sides != "":
+			fmt.Fprintf(&b, "workers=%s", s.Sides)
+		default:
 			fmt.Fprintf(&b, "worker=%d", s.Worker)
 		}
 	case Slow:
@@ -257,7 +275,7 @@ func Parse(s string, d Defaults) (Spec, error) {
 		switch {
 		case head == "":
 			what = "missing kind before '@'"
-		case head == "drop" || head == "dup" || head == "partition":
+		case head == "drop" || head == "dup":
 			what = fmt.Sprintf("kind %q is not supported yet", head)
 		}
 		return Spec{}, fmt.Errorf("bad fault %q: %s; want one of %s, bare or as KIND@TIME:ARGS (see bench list)", s, what, kindList())
@@ -328,6 +346,11 @@ func bare(k Kind, d Defaults) (Spec, string) {
 			return Spec{}, m
 		}
 		sp.At, sp.End, sp.Op = at(0.4), at(0.5), d.StatefulOp
+	case Partition:
+		if m := needOp("a stateful operator", d.StatefulOp); m != "" {
+			return Spec{}, m
+		}
+		sp.At, sp.End, sp.Op = at(0.4), at(0.6), d.StatefulOp
 	case StoreSlow:
 		sp.At, sp.End, sp.Factor = at(0.3), at(0.6), DefaultStoreFactor
 	case StoreDown:
@@ -408,12 +431,24 @@ func (p *parser) parse(rest string) (Spec, string) {
 			}
 		}
 	}
+	if v, ok := strings.CutPrefix(strings.TrimSpace(args), "workers="); ok && p.kind == Partition {
+		// The sides hold commas, so workers= is the whole argument list.
+		near, far, msg := parseSides(v)
+		if msg != "" {
+			return sp, msg
+		}
+		sp.Sides = joinInts(near) + "|" + joinInts(far)
+		return sp, ""
+	}
 	kv, msg := p.args(args)
 	if msg != "" {
 		return sp, msg
 	}
+	if _, ok := kv["workers"]; ok {
+		return sp, "workers=NEAR|FAR must be the only argument"
+	}
 	switch p.kind {
-	case Crash, Pause:
+	case Crash, Pause, Partition:
 		w, hasW := kv["worker"]
 		op, hasOp := kv["op"]
 		switch {
@@ -522,6 +557,8 @@ func targetHint(k Kind) string {
 	switch k {
 	case Crash:
 		return "worker=N, op=NAME/I or master"
+	case Partition:
+		return "worker=N, op=NAME/I or workers=A,B|C,D"
 	case Pause:
 		return "worker=N or op=NAME/I"
 	case Slow:
@@ -698,14 +735,24 @@ func validate(s Spec) string {
 		if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
 			return fmt.Sprintf("factor %g must be positive", s.Factor)
 		}
-	case Pause:
+	case Pause, Partition:
+		targets := 0
+		for _, set := range []bool{s.Op != "", s.Worker >= 0, s.Sides != ""} {
+			if set {
+				targets++
+			}
+		}
 		switch {
-		case s.Op != "" && s.Worker >= 0:
-			return "give worker=N or op=NAME/I, not both"
-		case s.Op == "" && s.Worker < 0:
+		case targets > 1:
+			return "give one of " + targetHint(s.Kind)
+		case targets == 0:
 			return "missing target " + targetHint(s.Kind)
 		case s.Op != "" && s.Index < 0:
 			return fmt.Sprintf("instance %d is negative", s.Index)
+		case s.Sides != "":
+			if _, _, msg := parseSides(s.Sides); msg != "" {
+				return msg
+			}
 		}
 	case Slow:
 		switch {
@@ -751,4 +798,55 @@ func factor(kv map[string]string, def float64) (float64, string) {
 		return 0, fmt.Sprintf("factor %q must be positive", f)
 	}
 	return v, ""
+}
+
+// parseSides parses a partition's NEAR|FAR: two lists of worker numbers.
+func parseSides(v string) (near, far []int, msg string) {
+	a, b, ok := strings.Cut(v, "|")
+	if !ok {
+		return nil, nil, fmt.Sprintf("workers %q is not NEAR|FAR (like 0,1|2,3)", v)
+	}
+	for i, side := range []string{a, b} {
+		var ws []int
+		for _, f := range strings.Split(side, ",") {
+			f = strings.TrimSpace(f)
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, nil, fmt.Sprintf("workers %q: %q is not a worker number", v, f)
+			}
+			if n < 0 {
+				return nil, nil, fmt.Sprintf("workers %q: worker %d is negative", v, n)
+			}
+			ws = append(ws, n)
+		}
+		if i == 0 {
+			near = ws
+		} else {
+			far = ws
+		}
+	}
+	return near, far, checkSides(near, far)
+}
+
+// checkSides requires two non-empty sides with no worker on both or twice.
+func checkSides(near, far []int) string {
+	if len(near) == 0 || len(far) == 0 {
+		return "a partition needs a worker on each side"
+	}
+	seen := map[int]bool{}
+	for _, w := range append(append([]int(nil), near...), far...) {
+		if seen[w] {
+			return fmt.Sprintf("worker %d is named twice", w)
+		}
+		seen[w] = true
+	}
+	return ""
+}
+
+func joinInts(ws []int) string {
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = strconv.Itoa(w)
+	}
+	return strings.Join(s, ",")
 }

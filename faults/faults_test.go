@@ -46,6 +46,9 @@ func TestParseGood(t *testing.T) {
 		{"reorder@0%-100%:edge=all", Spec{Kind: Reorder, At: 0, End: 20 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{"pause@5s-7s:worker=1", Spec{Kind: Pause, At: 5 * s, End: 7 * s, Worker: 1, Restart: -1}},
 		{"pause@40%-50%:op=count/2", Spec{Kind: Pause, At: 8 * s, End: 10 * s, Worker: -1, Op: "count", Index: 2, Restart: -1}},
+		{"partition@5s-7s:worker=1", Spec{Kind: Partition, At: 5 * s, End: 7 * s, Worker: 1, Restart: -1}},
+		{"partition@5s-7s:op=sink/0", Spec{Kind: Partition, At: 5 * s, End: 7 * s, Worker: -1, Op: "sink", Restart: -1}},
+		{"partition@5s-7s:workers= 0, 1 |2,3", Spec{Kind: Partition, At: 5 * s, End: 7 * s, Worker: -1, Sides: "0,1|2,3", Restart: -1}},
 		{"store-slow@5s-7s", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 10}},
 		{"store-slow@5s-7s:factor=3", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 3}},
 		{"store-slow@5s-7s,factor=3", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 3}},
@@ -101,6 +104,8 @@ func TestString(t *testing.T) {
 		{"throttle", "throttle@6s-12s:edge=split->count,rate=1000/s"},
 		{"reorder", "reorder@5s-15s:edge=all,p=0.2"},
 		{"pause", "pause@8s-10s:op=count/0"},
+		{"partition", "partition@8s-12s:op=count/0"},
+		{"partition@1s-2s:workers=2|0,1", "partition@1s-2s:workers=2|0,1"},
 		{"store-slow", "store-slow@6s-12s:factor=10"},
 		{"store-down", "store-down@6s-12s"},
 		{"store-slow@1s-2s,factor=2", "store-slow@1s-2s:factor=2"},
@@ -169,12 +174,20 @@ func TestParseErrors(t *testing.T) {
 		// kinds
 		{"", defs, []string{"empty spec", "crash, slow, throttle, reorder"}},
 		{"   ", defs, []string{"empty spec"}},
-		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder, pause, store-slow, store-down"}},
+		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder, pause, partition, store-slow, store-down"}},
 		{"pause@1s:worker=1", defs, []string{`pause needs a window T1-T2, got "1s"`}},
 		{"pause@1s-2s", defs, []string{"missing target worker=N or op=NAME/I"}},
 		{"pause@1s-2s:worker=1,op=count/0", defs, []string{"not both"}},
 		{"pause@1s-2s:worker=1,restart=1s", defs, []string{`unknown key "restart" (pause takes worker, op)`}},
 		{"pause@1s-2s:worker=x", defs, []string{`worker "x" is not a worker number`}},
+		{"partition@1s:worker=1", defs, []string{`partition needs a window T1-T2, got "1s"`}},
+		{"partition@1s-2s", defs, []string{"missing target worker=N, op=NAME/I or workers=A,B|C,D"}},
+		{"partition@1s-2s:workers=0,1", defs, []string{`workers "0,1" is not NEAR|FAR`}},
+		{"partition@1s-2s:workers=0,1|1,2", defs, []string{"worker 1 is named twice"}},
+		{"partition@1s-2s:workers=0|", defs, []string{`"" is not a worker number`}},
+		{"partition@1s-2s:workers=0|x", defs, []string{`"x" is not a worker number`}},
+		{"partition@1s-2s:worker=1,workers=0|1", defs, []string{"workers=NEAR|FAR must be the only argument"}},
+		{"partition@1s-2s:worker=1,restart=1s", defs, []string{`unknown key "restart" (partition takes worker, op, workers)`}},
 		{"store-down@1s-2s:factor=2", defs, []string{`store-down takes no arguments, got "factor=2"`}},
 		{"store-down@1s", defs, []string{`store-down needs a window T1-T2`}},
 		{"store-slow@1s-2s:factor=0", defs, []string{`factor "0" must be positive`}},
@@ -302,19 +315,19 @@ func TestParseErrors(t *testing.T) {
 func TestGrammarAndKinds(t *testing.T) {
 	g := Grammar()
 	lines := strings.Split(g, "\n")
-	if len(lines) != 7 {
-		t.Fatalf("Grammar has %d lines, want 7:\n%s", len(lines), g)
+	if len(lines) != 8 {
+		t.Fatalf("Grammar has %d lines, want 8:\n%s", len(lines), g)
 	}
-	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@", "pause@", "store-slow@", "store-down@"} {
+	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@", "pause@", "partition@", "store-slow@", "store-down@"} {
 		if !strings.HasPrefix(lines[i], k) {
 			t.Errorf("Grammar line %d = %q, want prefix %q", i, lines[i], k)
 		}
 	}
 	ks := Kinds()
-	if len(ks) != 7 {
-		t.Fatalf("Kinds() has %d entries, want 7", len(ks))
+	if len(ks) != 8 {
+		t.Fatalf("Kinds() has %d entries, want 8", len(ks))
 	}
-	for i, k := range []string{"crash", "slow", "throttle", "reorder", "pause", "store-slow", "store-down"} {
+	for i, k := range []string{"crash", "slow", "throttle", "reorder", "pause", "partition", "store-slow", "store-down"} {
 		if !strings.HasPrefix(ks[i], k+" ") || strings.Contains(ks[i], "\n") {
 			t.Errorf("Kinds()[%d] = %q", i, ks[i])
 		}

@@ -32,7 +32,12 @@ type Config struct {
 	Workers      int
 	// Cores per worker (and on the master node), shared by every process
 	// placed there; 0 = the cost model's default (engine.DefaultCost).
-	Cores        int
+	Cores int
+	// Slots is every worker's slot count, the processes it can host
+	// (engine/sim's slots.go); 0 = exactly what the placement uses, so a
+	// failed worker's tasks have nowhere else to go. Spare slots let the
+	// runtime re-place them on live workers.
+	Slots        int `json:",omitempty"`
 	Seed         uint64
 	CostOverride []string    // "name=value"
 	Drain        engine.Time // longest drain after the input ends; 0 = default
@@ -110,6 +115,10 @@ func (c *Config) validate() error {
 		return inputErr("--workers must be from 1 to 256, got %d", c.Workers)
 	case c.Cores < 0 || c.Cores > 1024:
 		return inputErr("--cores must be from 1 to 1024, got %d", c.Cores)
+	case c.Slots < 0 || c.Slots > 65536:
+		return inputErr("--slots must be from 1 to 65536, got %d", c.Slots)
+	case c.Slots > 0 && c.runtime() == RuntimeLive:
+		return inputErr("--slots applies to --runtime sim only (the live runtime does not re-place processes)")
 	case c.Drain < 0:
 		return inputErr("--drain must not be negative")
 	case c.Bucket < 0:
@@ -148,6 +157,9 @@ func (c *Config) ReplayCommand() string {
 	)
 	if c.Cores > 0 {
 		args = append(args, "--cores", strconv.Itoa(c.Cores))
+	}
+	if c.Slots > 0 {
+		args = append(args, "--slots", strconv.Itoa(c.Slots))
 	}
 	if c.Rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(c.Rate, 'f', -1, 64))

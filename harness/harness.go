@@ -252,6 +252,9 @@ func prepare(cfg Config) (*runner, error) {
 	if r.dep, err = r.sys.Compile(r.job); err != nil {
 		return nil, &InputError{err}
 	}
+	if err := checkSlots(cfg.Slots, r.dep, cfg.Workers); err != nil {
+		return nil, err
+	}
 	plan := r.w.Plan()
 	d := faults.Defaults{Duration: cfg.Duration}
 	if i, name := plan.FirstStateful(); i >= 0 {
@@ -458,7 +461,7 @@ func (r *runner) finish() *Outcome {
 	}
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
-		Workers: r.cfg.Workers, Cores: r.cost.Cores, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
+		Workers: r.cfg.Workers, Cores: r.cost.Cores, Slots: r.cfg.Slots, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),
 		WarmUpS: r.warmUp.Seconds(), SettleS: r.settle.Seconds(), SystemOpts: r.opts, WorkloadOpts: r.workloadOpts(), Cost: r.cost.Map(),
 	}
 	res.Replay = r.cfg.ReplayCommand()
@@ -607,7 +610,7 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 			v := round3(t.Seconds())
 			rec.LagRecoveryTimeS = &v
 		}
-		if s.Kind == faults.Crash || s.Kind == faults.Pause {
+		if s.Kind == faults.Crash || s.Kind == faults.Pause || s.Kind == faults.Partition {
 			// A master crash is detected by nobody: the coordinator is
 			// what died, and a new one takes over when it is back.
 			hasCrash = hasCrash || !s.Master
@@ -681,7 +684,7 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 	s := r.specs[i]
 	until := engine.Time(math.MaxInt64)
 	for _, o := range r.specs {
-		if (o.Kind == faults.Crash || o.Kind == faults.Pause) && o.At > s.At {
+		if (o.Kind == faults.Crash || o.Kind == faults.Pause || o.Kind == faults.Partition) && o.At > s.At {
 			until = min(until, o.At)
 		}
 	}
@@ -689,7 +692,7 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 	// The first worker crash at or after the fault's time: the simulator
 	// records it at s.At exactly, the live runtime a moment later.
 	for _, e := range r.events {
-		if (e.Kind == "worker_crash" || e.Kind == "worker_pause") && e.Time >= s.At && e.Time < until {
+		if (e.Kind == "worker_crash" || e.Kind == "worker_pause" || e.Kind == "partition_start") && e.Time >= s.At && e.Time < until {
 			worker = e.ID
 			break
 		}

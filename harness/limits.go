@@ -226,6 +226,7 @@ func checkCost(c *engine.CostModel) error {
 		{"serde-per-byte", c.SerdePerByte, false}, {"net-latency", c.NetLatency, false}, {"buffer-timeout", c.BufferTimeout, true},
 		{"poll-interval", c.PollInterval, true}, {"quantum", c.Quantum, true}, {"detect-delay", c.DetectDelay, false},
 		{"restart-delay", c.RestartDelay, false}, {"task-restart", c.TaskRestart, false}, {"store-latency", c.StoreLatency, false},
+		{"conn-timeout", c.ConnTimeout, false},
 	} {
 		switch {
 		case f.v > MaxDuration:
@@ -263,6 +264,26 @@ func (r *runner) checkFaultLimits() error {
 			return inputErr("fault %q: factor must be at most %g", s.String(), float64(maxSlowFactor))
 		case s.Kind == faults.Throttle && s.Rate < minThrottleRate:
 			return inputErr("fault %q: rate must be at least %g records/s", s.String(), minThrottleRate)
+		}
+	}
+	return nil
+}
+
+// checkSlots refuses a slot count smaller than what the deployment places
+// on some worker: the placement would not fit.
+func checkSlots(slots int, dep *engine.Deployment, workers int) error {
+	if slots == 0 {
+		return nil
+	}
+	placed := make([]int, workers)
+	for _, p := range dep.Procs {
+		if p.Worker >= 0 && p.Worker < workers {
+			placed[p.Worker]++
+		}
+	}
+	for w, n := range placed {
+		if n > slots {
+			return inputErr("--slots %d: worker %d hosts %d processes of this deployment; give at least %d", slots, w, n, slices.Max(placed))
 		}
 	}
 	return nil

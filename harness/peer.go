@@ -35,7 +35,7 @@ func peerToPeer(sys systems.System, w workloads.Workload, cfg *Config) error {
 	for _, f := range cfg.Faults {
 		kind, _, _ := strings.Cut(strings.TrimSpace(f), "@")
 		// A pause longer than the detection delay is a failure too.
-		if k := faults.Kind(kind); k == faults.Crash || k == faults.Pause {
+		if k := faults.Kind(kind); k == faults.Crash || k == faults.Pause || k == faults.Partition {
 			return inputErr("fault %q: workload %s has no failures in its model (the snapshot algorithm assumes none); use --workload bank to test recovery", f, w.Name())
 		}
 	}

@@ -87,9 +87,12 @@ type RunConfig struct {
 	Parallelism int     `json:"parallelism"`
 	Workers     int     `json:"workers"`
 	Cores       int     `json:"cores"` // per worker and on the master node
-	DrainS      float64 `json:"drain_s"`
-	BucketS     float64 `json:"bucket_s"`
-	WarmUpS     float64 `json:"warm_up_s"`
+	// Slots is every worker's slot count (--slots); absent: each worker has
+	// exactly the slots its placement uses.
+	Slots   int     `json:"slots,omitempty"`
+	DrainS  float64 `json:"drain_s"`
+	BucketS float64 `json:"bucket_s"`
+	WarmUpS float64 `json:"warm_up_s"`
 	// SettleS is how long a drained run goes on to see late duplicates, and
 	// how long an undrained one must go without a commit to be quiescent.
 	SettleS float64 `json:"settle_s"`

@@ -56,7 +56,7 @@ func (r *runner) newRuntime() (engineRuntime, error) {
 	seed := engine.ChildSeed(r.cfg.Seed, "runtime")
 	if r.cfg.runtime() == RuntimeSim {
 		s, err := sim.New(r.dep, sim.Config{
-			Seed: seed, Cost: r.cost, Workers: r.cfg.Workers,
+			Seed: seed, Cost: r.cost, Workers: r.cfg.Workers, Slots: r.cfg.Slots,
 			SampleEvery: r.cfg.Bucket, Observer: r,
 		})
 		if err != nil {

@@ -31,6 +31,8 @@ import (
 // start + detect-delay and that moment is drawn the same way. A master
 // crash (crash@T:master) spans the time the master node is down and has no
 // detected line: nobody detects it, a new leader takes over when it is back.
+// A partition is a window from the cut to the heal, with the far side
+// declared failed at start + detect-delay when it outlasts it.
 type band struct {
 	Kind     string
 	Label    string
@@ -45,6 +47,9 @@ var bandColors = map[string]color.NRGBA{
 	"throttle": {R: 200, G: 180, B: 0, A: 60},
 	"reorder":  {R: 130, G: 60, B: 200, A: 45},
 	"pause":    {R: 0, G: 120, B: 200, A: 50},
+	// A network cut: the far side runs on (zombies) while the near side
+	// recovers without it.
+	"partition": {R: 0, G: 160, B: 120, A: 50},
 	// Checkpoint-store faults: the whole cluster's storage, not a worker.
 	"store-slow": {R: 120, G: 120, B: 120, A: 45},
 	"store-down": {R: 60, G: 60, B: 60, A: 60},
@@ -116,7 +121,7 @@ func faultBands(runs []*sweep.StoredRun) []band {
 		case detect <= 0:
 		case b.Kind == "crash" && !strings.Contains(b.Label, "crash master"):
 			b.Detected = b.Start + detect
-		case b.Kind == "pause" && b.End-b.Start > detect:
+		case (b.Kind == "pause" || b.Kind == "partition") && b.End-b.Start > detect:
 			b.Detected = b.Start + detect
 		}
 	}
@@ -150,6 +155,8 @@ func bandLabel(spec string, b band) string {
 		return fmt.Sprintf("crash %s (down %.3gs)", target, b.End-b.Start)
 	case "pause":
 		return fmt.Sprintf("pause %s (stopped %.3gs)", target, b.End-b.Start)
+	case "partition":
+		return fmt.Sprintf("partition %s (cut %.3gs)", target, b.End-b.Start)
 	}
 	return fmt.Sprintf("%s %s", b.Kind, target)
 }
@@ -221,6 +228,8 @@ func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 			name = "crash: worker down"
 		case "pause":
 			name = "pause: worker stopped"
+		case "partition":
+			name = "partition: workers cut off"
 		}
 		legend = append(legend, legendEntry{name, boxThumb{bandColor(b.Kind)}})
 	}

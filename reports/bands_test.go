@@ -9,8 +9,9 @@ import (
 	"ftbench/sweep"
 )
 
-// A pause is shaded over its window; the detection line is drawn only for a
-// pause that outlasts the detection delay (the worker declared failed).
+// A pause or a partition is shaded over its window; the detection line is
+// drawn only for one that outlasts the detection delay (the worker, or the
+// far side, declared failed).
 func TestPauseBands(t *testing.T) {
 	for _, tc := range []struct {
 		spec          string
@@ -19,6 +20,8 @@ func TestPauseBands(t *testing.T) {
 	}{
 		{"pause@2s-2.5s:worker=1", 2.5, 0, "pause worker=1 (stopped 0.5s)"},
 		{"pause@2s-3.5s:worker=1", 3.5, 3, "pause worker=1 (stopped 1.5s)"},
+		{"partition@2s-2.5s:worker=1", 2.5, 0, "partition worker=1 (cut 0.5s)"},
+		{"partition@2s-4s:workers=0|1,2", 4, 3, "partition workers=0|1,2 (cut 2s)"},
 	} {
 		detect := 1.0
 		res := &harness.Result{DetectionDelayS: &detect}
@@ -34,7 +37,7 @@ func TestPauseBands(t *testing.T) {
 			t.Fatalf("%s: %d bands", tc.spec, len(bands))
 		}
 		b := bands[0]
-		if b.Kind != "pause" || b.Start != 2 || b.End != tc.end || b.Detected != tc.detected || b.Label != tc.label {
+		if b.Kind != string(sp.Kind) || b.Start != 2 || b.End != tc.end || b.Detected != tc.detected || b.Label != tc.label {
 			t.Errorf("%s: band %+v, want end %g detected %g label %q", tc.spec, b, tc.end, tc.detected, tc.label)
 		}
 		// Without events, the band comes from run.json's faults alike.

@@ -23,7 +23,7 @@ type Param struct {
 const costPrefix = "cost."
 
 // harnessParams are the run parameters that are fields of harness.Config.
-var harnessParams = []string{"rate", "duration", "drain", "bucket", "parallelism", "workers", "cores", "variant", "workload", "fault"}
+var harnessParams = []string{"rate", "duration", "drain", "bucket", "parallelism", "workers", "cores", "slots", "variant", "workload", "fault"}
 
 // ParseParam parses NAME=V1,V2,... . Values of `fault` and `topology` are
 // separated by ';' (fault specs and random,degree=K contain commas); a fault value may join several specs with
@@ -203,6 +203,12 @@ func Apply(cfg *harness.Config, name, value string) (applies bool, err error) {
 			return false, bad("an integer from 1 to 1024")
 		}
 		cfg.Cores = n
+	case "slots":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 65536 {
+			return false, bad("an integer from 1 to 65536")
+		}
+		cfg.Slots = n
 	case "variant":
 		sys, err := systems.Lookup(cfg.System)
 		if err != nil {

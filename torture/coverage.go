@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,16 @@ const (
 	// network latency), is barrier's
 	// TestMasterCrashBetweenCompletionAndCommitNotice.
 	PathMasterPending2PC = "master-crash-with-pending-2pc"
+	// A failed worker's processes were re-placed on other workers' spare
+	// slots (--slots) and the system recovered around them there.
+	PathReplaced = "task-replaced"
+	// A partition outlasted the detection delay: the far side was declared
+	// failed while its processes ran on.
+	PathPartitionDeclared = "partition-declared-failed"
+	// A 2PC sink attempt cut off by a partition (a zombie) got a commit
+	// notice for a transaction a newer attempt had committed, and the
+	// fence stopped it.
+	PathZombieFenced = "zombie-commit-fenced"
 )
 
 // Paths is the fixed list, in table order.
@@ -66,7 +77,8 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathRecomputeCutoff, PathRecomputeNoCut, PathTimeoutReplay, PathAcksOffResume, PathAlignTimeout, PathSpeculative,
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
 	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
-	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC}
+	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
+	PathPartitionDeclared, PathZombieFenced}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -102,14 +114,18 @@ func applicable(cfg harness.Config) map[string]bool {
 			a[q] = true
 		}
 	}
-	if !p2p && cfg.System != "none" { // pauses are drawn where crashes are; none has no recovery
+	if !p2p && cfg.System != "none" { // pauses and partitions are drawn where crashes are; none has no recovery
 		set(PathPauseDeclared)
-		if cfg.Runtime != harness.RuntimeLive { // the live runtime has no master crash yet
-			set(PathMasterCrash)
+		if cfg.Runtime != harness.RuntimeLive { // the live runtime has no master crash or partition yet
+			set(PathMasterCrash, PathPartitionDeclared)
 			if cfg.System != "stormack" { // stormack runs nothing on the master node
 				set(PathMasterTakeover)
 			}
 		}
+	}
+	if !p2p && (cfg.System == "barrier" || cfg.System == "snapshot") && cfg.Slots > 0 {
+		// The other systems' processes are pinned to their workers.
+		set(PathReplaced)
 	}
 	switch cfg.System {
 	case "barrier":
@@ -121,6 +137,9 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathCrash2PC)
 			if a[PathMasterCrash] {
 				set(PathMasterPending2PC)
+			}
+			if cfg.Slots > 0 {
+				set(PathZombieFenced)
 			}
 		}
 		if variant == "aligned-timeout" {
@@ -138,6 +157,9 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathCrashWrite, PathCrash2PC, PathRestore, PathStoreFailed)
 			if a[PathMasterCrash] {
 				set(PathMasterPending2PC)
+			}
+			if cfg.Slots > 0 {
+				set(PathZombieFenced)
 			}
 		}
 		if reorder && variant == "cl" {
@@ -195,6 +217,7 @@ var (
 // the others are events of their own.
 func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int) map[string]bool {
 	hit := map[string]bool{}
+	workerOf = maps.Clone(workerOf) // re-placements move processes
 	var reorders [][2]engine.Time
 	for _, f := range cfg.Faults {
 		if s, err := faults.Parse(f, faults.Defaults{Duration: cfg.Duration}); err == nil && s.Kind == faults.Reorder {
@@ -226,6 +249,11 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		case "worker_resume":
 			delete(paused, e.ID)
 		case "worker_declared_failed":
+			if e.Note == "partition" {
+				// Its processes run on (zombies): no crash of theirs.
+				hit[PathPartitionDeclared] = true
+				continue
+			}
 			paused[e.ID] = true
 			hit[PathPauseDeclared] = true
 		}
@@ -292,6 +320,11 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathSpeculative] = true
 		case "failover_on_checkpoint_failure":
 			hit[PathCheckpointFailover] = true
+		case "sink_commit_fenced":
+			hit[PathZombieFenced] = true
+		case "task_replaced":
+			hit[PathReplaced] = true
+			workerOf[e.Proc] = int(e.ID) // where a later crash finds it
 		}
 	}
 	return hit

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 
 	"ftbench/engine"
 	"ftbench/faults"
@@ -159,6 +161,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	if err != nil {
 		return cfg, err
 	}
+	drawSlots(engine.NewRand(engine.ChildSeed(seed, "torture/slots")), &cfg, dep)
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
 	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, store: p.Store, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
 	if cfg.Runtime == harness.RuntimeLive {
@@ -170,7 +173,120 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 		g.noMaster = true
 	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
+	if sp, ok := g.partition(engine.NewRand(engine.ChildSeed(seed, "torture/partition"))); ok {
+		cfg.Faults = insertByTime(cfg.Faults, sp, cfg.Duration)
+	}
 	return cfg, nil
+}
+
+// partition draws, in half the runs where crashes are drawn (from its own
+// stream, so the other draws stay as they were), a network partition: the
+// worker of the sink's instance 0 most of the time, another worker, or (an
+// eighth of the time, with two workers or more) two sides. Half the time it
+// starts within partitionSkew of a checkpoint trigger, when a small
+// checkpoint's last acknowledgements are in and its metadata is being
+// written: a commit notice sent then is caught in the cut. It lasts shorter
+// than the detection delay, longer (the far side declared failed, its tasks
+// re-placed if slots allow, zombies until it heals: two of the four
+// lengths), or past the connection timeout; it heals before 80% of the
+// input.
+func (g *drawer) partition(rng *rand.Rand) (faults.Spec, bool) {
+	if !g.mayCrash || g.noPause || rng.IntN(2) != 0 {
+		return faults.Spec{}, false
+	}
+	d := g.cfg.Duration
+	lo, hi := d/10, d*7/10
+	uniform := func(a, b engine.Time) engine.Time {
+		if b <= a {
+			return a / engine.Millisecond * engine.Millisecond
+		}
+		return (a + engine.Time(rng.Int64N(int64(b-a)))) / engine.Millisecond * engine.Millisecond
+	}
+	s := faults.Spec{Kind: faults.Partition, Worker: rng.IntN(g.cfg.Workers), Restart: -1}
+	switch {
+	case g.cfg.Workers >= 2 && rng.IntN(8) == 0:
+		ws := rng.Perm(g.cfg.Workers)
+		k := 1 + rng.IntN(g.cfg.Workers-1)
+		near, far := slices.Clone(ws[:k]), slices.Clone(ws[k:])
+		slices.Sort(near)
+		slices.Sort(far)
+		s.Worker, s.Sides = -1, joinInts(near)+"|"+joinInts(far)
+	case rng.IntN(4) != 0 && len(g.planOps) > 0:
+		sink := g.planOps[len(g.planOps)-1]
+		for _, p := range g.dep.Procs {
+			if p.Op == sink && p.Index == 0 && p.Worker >= 0 {
+				s.Worker = p.Worker
+			}
+		}
+	}
+	s.At = uniform(lo, hi)
+	if g.interval > 0 && g.interval < hi && rng.IntN(2) == 0 {
+		k := engine.Time(1 + rng.Int64N(int64(hi/g.interval)))
+		s.At = k*g.interval + uniform(0, partitionSkew)
+	}
+	cost := engine.DefaultCost()
+	var lengths []engine.Time
+	for _, l := range []engine.Time{cost.DetectDelay / 2, cost.DetectDelay + cost.TaskRestart + 300*engine.Millisecond,
+		2*cost.DetectDelay + cost.TaskRestart, cost.ConnTimeout + engine.Second} { // shorter than, longer than (twice), past the conn timeout
+		if s.At+l <= d*8/10 {
+			lengths = append(lengths, l)
+		}
+	}
+	if len(lengths) == 0 {
+		return faults.Spec{}, false
+	}
+	s.End = s.At + lengths[rng.IntN(len(lengths))]
+	return s, true
+}
+
+// partitionSkew is how far after a checkpoint trigger an aimed partition
+// starts: a small checkpoint's acknowledgements are in after about 7 ms and
+// its metadata durable about 5 ms later (the store latency).
+const partitionSkew = 15 * engine.Millisecond
+
+func joinInts(ws []int) string {
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = strconv.Itoa(w)
+	}
+	return strings.Join(s, ",")
+}
+
+// insertByTime adds sp to the canonical, time-sorted specs.
+func insertByTime(specs []string, sp faults.Spec, d engine.Time) []string {
+	str := sp.String()
+	if slices.Contains(specs, str) {
+		return specs
+	}
+	i := 0
+	for i < len(specs) {
+		o, err := faults.Parse(specs[i], faults.Defaults{Duration: d})
+		if err == nil && o.At > sp.At {
+			break
+		}
+		i++
+	}
+	return slices.Insert(specs, i, str)
+}
+
+// drawSlots gives half the runs spare slots (unless the user set --slots):
+// twice what the placement puts on the busiest worker, so a failed worker's
+// processes are re-placed on the others (engine/sim's slots.go) when it is
+// still down at detection. Its own stream leaves every other draw as it was.
+func drawSlots(rng *rand.Rand, cfg *harness.Config, dep *engine.Deployment) {
+	spare := rng.IntN(2) == 0
+	if cfg.Slots > 0 || !spare || cfg.Runtime == harness.RuntimeLive {
+		return
+	}
+	placed := make([]int, cfg.Workers)
+	for _, p := range dep.Procs {
+		if p.Worker >= 0 && p.Worker < cfg.Workers {
+			placed[p.Worker]++
+		}
+	}
+	if most := slices.Max(placed); most > 0 {
+		cfg.Slots = 2 * most
+	}
 }
 
 func clone(m map[string]string) map[string]string {

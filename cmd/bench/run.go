@@ -26,13 +26,15 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system, NAME or NAME/VARIANT (see bench list)"},
 		&cli.StringFlag{Name: "variant", Usage: "system variant, the same as --system NAME/VARIANT", DefaultText: "the system's first"},
 		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see bench list)"},
-		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause, store-slow, store-down; see bench list)"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause, partition, store-slow, store-down; see bench list)"},
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
 		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions",
 			DefaultText: "half the cost model's capacity bound on this hardware"},
 		&cli.IntFlag{Name: "parallelism", Value: d.Parallelism, Usage: "instances per operator (and source partitions)"},
 		&cli.IntFlag{Name: "workers", Value: d.Workers, Usage: "workers (machines), numbered from 0"},
 		&cli.IntFlag{Name: "cores", Value: engine.DefaultCost().Cores, Usage: "cores per worker and on the master node, shared by the processes placed there"},
+		&cli.IntFlag{Name: "slots", Usage: "processes each worker can host; spare slots let a failed worker's tasks be re-placed on live workers",
+			DefaultText: "exactly what the placement uses: no spare"},
 		&cli.StringFlag{Name: "seed", Value: "1", Usage: "run seed"},
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
@@ -160,6 +162,12 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 		cfg.Cores = c.Int("cores")
 		if cfg.Cores < 1 {
 			return cfg, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
+		}
+	}
+	if c.IsSet("slots") {
+		cfg.Slots = c.Int("slots")
+		if cfg.Slots < 1 || cfg.Slots > 65536 {
+			return cfg, usageErr("--slots must be from 1 to 65536, got %d", cfg.Slots)
 		}
 	}
 	if cfg.Duration, err = parseDuration("duration", c.String("duration")); err != nil {

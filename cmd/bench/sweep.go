@@ -89,6 +89,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 	if c.IsSet("cores") {
 		cfg.Cores = c.Int("cores")
 	}
+	if c.IsSet("slots") {
+		cfg.Slots = c.Int("slots")
+	}
 	if cfg.Runtime, cfg.Work, err = runtimeFlags(c); err != nil {
 		return nil, err
 	}
@@ -115,6 +118,8 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 		return nil, usageErr("--workers must be from 1 to 256, got %d", cfg.Workers)
 	case c.IsSet("cores") && (cfg.Cores < 1 || cfg.Cores > 1024):
 		return nil, usageErr("--cores must be from 1 to 1024, got %d", cfg.Cores)
+	case c.IsSet("slots") && (cfg.Slots < 1 || cfg.Slots > 65536):
+		return nil, usageErr("--slots must be from 1 to 65536, got %d", cfg.Slots)
 	}
 	cm := engine.DefaultCost()
 	for _, o := range cfg.CostOverride {

@@ -48,6 +48,9 @@ type netBuf struct {
 }
 
 func (s *Sim) channel(from, to *proc) *channel {
+	if from.zombie || to.zombie {
+		return s.zombieChannel(from, to)
+	}
 	ch := s.chanOf[from.id][to.id]
 	if ch == nil {
 		ch = &channel{
@@ -69,7 +72,7 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	p.clock += d
 	p.cpu += d
 	ch := s.channel(p, q)
-	if !q.up {
+	if ch == nil || !ch.to.up {
 		// The connection to a process that is down has been reset: what is
 		// sent to it is lost, as Storm's transport drops what it cannot send
 		// and a Flink task writing to a failed one fails (its job manager
@@ -170,6 +173,12 @@ func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, pri
 func (s *Sim) deliver(b *netBuf) {
 	ch := b.ch
 	if b.epoch != ch.epoch || !ch.to.up {
+		return
+	}
+	if s.part.on && s.cut(ch) {
+		// Across a partition: it waits, keeping its credit, until the
+		// partition heals or the connection times out.
+		s.part.stalled = append(s.part.stalled, b)
 		return
 	}
 	for i, f := range ch.inflight {

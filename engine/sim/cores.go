@@ -49,10 +49,10 @@ func (m *machine) earliest() engine.Time {
 // machineOf is p's machine; nil when cores are unlimited (every process
 // has a CPU of its own).
 func (s *Sim) machineOf(p *proc) *machine {
-	if s.machines == nil || p.spec.Worker == engine.ClientNode {
+	if s.machines == nil || p.worker == engine.ClientNode {
 		return nil
 	}
-	return &s.machines[p.spec.Worker+1]
+	return &s.machines[p.worker+1]
 }
 
 // runSlice gives p a core for its next slice at time at, or queues it
@@ -70,7 +70,7 @@ func (s *Sim) runSlice(p *proc, at engine.Time) {
 	if c < 0 {
 		p.scheduled = true // waiting for a core counts as scheduled
 		m.runq = append(m.runq, runReq{p: p, inc: p.inc})
-		s.armCores(p.spec.Worker, m)
+		s.armCores(p.worker, m)
 		return
 	}
 	s.stepOn(m, c, p, at)

@@ -5,20 +5,25 @@ import "ftbench/engine"
 // Event kinds. The heap holds plain structs, never interfaces, so pushing
 // and popping an event allocates nothing.
 const (
-	evRun       uint8 = iota // a process takes its next CPU slice
-	evTimer                  // a timer set with After fires
-	evDeliver                // a network buffer arrives
-	evFlush                  // a partly filled buffer's timeout expires
-	evCrash                  // a worker crashes
-	evWorkerUp               // a crashed worker is back
-	evProcUp                 // a task killed by Restart is re-deployed
-	evNotify                 // failure detection reaches the coordinator
-	evStoreDone              // a durable write completes
-	evSample                 // metrics bucket boundary
-	evCores                  // a core frees on a machine with processes waiting
-	evPause                  // a worker's processes stop (pause.go)
-	evResume                 // a paused worker's processes resume
-	evDeclare                // the failure detector's timeout on a paused worker
+	evRun         uint8 = iota // a process takes its next CPU slice
+	evTimer                    // a timer set with After fires
+	evDeliver                  // a network buffer arrives
+	evFlush                    // a partly filled buffer's timeout expires
+	evCrash                    // a worker crashes
+	evWorkerUp                 // a crashed worker is back
+	evProcUp                   // a task killed by Restart is re-deployed
+	evNotify                   // failure detection reaches the coordinator
+	evStoreDone                // a durable write completes
+	evSample                   // metrics bucket boundary
+	evCores                    // a core frees on a machine with processes waiting
+	evPause                    // a worker's processes stop (pause.go)
+	evResume                   // a paused worker's processes resume
+	evDeclare                  // the failure detector's timeout on a paused worker
+	evPartition                // a network partition starts (partition.go)
+	evPartDetect               // the master's heartbeat timeout on the far side
+	evConnTimeout              // connections across the cut reset
+	evHeal                     // the partition heals
+	evRejoin                   // far workers declared failed re-register
 )
 
 type event struct {

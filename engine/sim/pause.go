@@ -55,13 +55,15 @@ func (s *Sim) Pause(worker int, from, to engine.Time) error {
 
 func (s *Sim) pauseWorker(worker int, d engine.Time) {
 	ps := &s.pauses[worker]
-	if ps.on || s.workerDown[worker] {
+	if ps.on || s.workerDown[worker] || s.cutOff(worker) {
+		// (A worker cut off by a partition is not paused as well: its
+		// processes are as unreachable either way.)
 		return
 	}
 	ps.on, ps.declared, ps.from = true, false, s.now
 	ps.gen++
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && p.up {
+		if p.worker == worker && p.up {
 			p.frozen = true
 		}
 	}
@@ -80,10 +82,13 @@ func (s *Sim) declare(worker int, gen uint32) {
 		return
 	}
 	ps.declared = true
+	if s.workerDown[worker] {
+		return // a partition had the worker declared failed already
+	}
 	s.workerDown[worker] = true
 	var ids []engine.ProcID
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && p.up {
+		if p.worker == worker && p.up {
 			if !p.initPending { // a task not started yet was not running there
 				ids = append(ids, p.id)
 			}
@@ -94,6 +99,7 @@ func (s *Sim) declare(worker int, gen uint32) {
 	s.freeCores(worker)
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(worker), Value: int64(s.now - ps.from)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: ps.from})
+	s.replace(len(s.failures) - 1)
 	s.notify(engine.KindFailure, len(s.failures)-1, s.now)
 }
 
@@ -111,7 +117,7 @@ func (s *Sim) resume(worker int, gen uint32) {
 		return
 	}
 	for _, p := range s.procs {
-		if p.spec.Worker != worker || !p.frozen || p.initPending {
+		if p.worker != worker || !p.frozen || p.initPending {
 			continue
 		}
 		p.frozen = false

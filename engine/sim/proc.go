@@ -46,6 +46,17 @@ type proc struct {
 	// checkpoint trigger), which quiescence does not wait for.
 	firing  int64
 	inTimer bool
+
+	// worker is where the process is placed now: spec.Worker until a
+	// failure re-places it (slots.go).
+	worker int
+	// zombie: a detached incarnation still running on the far side of a
+	// partition (partition.go); zout are its own output channels.
+	zombie bool
+	zout   map[engine.ProcID]*channel
+	// detached are channels from this process to a zombie: they died with
+	// neither end's restart, so they are reset when this process is killed.
+	detached []*channel
 }
 
 type urgentItem struct {
@@ -101,6 +112,10 @@ func (p *proc) kill() {
 			p.sim.reset(ch)
 		}
 	}
+	for _, ch := range p.detached {
+		p.sim.reset(ch)
+	}
+	p.detached = nil
 	p.full = 0
 }
 
@@ -242,7 +257,7 @@ func (p *proc) Pause(from engine.ProcID) {
 
 func (p *proc) Resume(from engine.ProcID) {
 	ch := p.sim.channel(p.sim.mustProc(from), p)
-	if ch.paused {
+	if ch != nil && ch.paused {
 		ch.paused = false
 	}
 }
@@ -250,6 +265,12 @@ func (p *proc) Resume(from engine.ProcID) {
 func (p *proc) Restart(id engine.ProcID) {
 	q := p.sim.mustProc(id)
 	if !q.up {
+		return
+	}
+	if p.sim.unreachable(q) {
+		// The cancel cannot reach it: it runs on as a zombie, and the new
+		// incarnation waits for its worker to rejoin (partition.go).
+		p.sim.detach(q, q.worker)
 		return
 	}
 	q.kill()

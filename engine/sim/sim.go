@@ -30,6 +30,10 @@ type Config struct {
 	Workers     int
 	SampleEvery engine.Time // 0: no sampling
 	Observer    Observer    // nil: nothing observed
+	// Slots is every worker's slot count (slots.go): how many processes it
+	// can host. 0: each worker has exactly the slots its initial placement
+	// uses, so no failed worker's process can be re-placed.
+	Slots int
 }
 
 // Sim is one simulated run of a deployment.
@@ -49,6 +53,11 @@ type Sim struct {
 	workerDown []bool
 	masterDown bool // master.go
 	pauses     []workerPause
+	slots      []int // per worker: how many processes it can host
+	placed     []int // per worker: how many processes are placed on it
+	part       partition
+	cuts       []cutSpec
+	zombies    []*proc // detached incarnations still running (partition.go)
 	failures   []engine.Failure
 	store      map[string]stored
 	writes     []pendingWrite
@@ -120,8 +129,11 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 			cost = s.cost.For(spec.CostOp)
 			costs[spec.CostOp] = cost
 		}
-		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s, cost: cost})
+		s.procs = append(s.procs, &proc{id: engine.ProcID(i), spec: spec, sim: s, cost: cost, worker: spec.Worker})
 		s.chanOf[i] = make([]*channel, n)
+	}
+	if err := s.initSlots(cfg.Slots); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -189,6 +201,11 @@ func (s *Sim) dispatch(e *event) {
 	switch e.kind {
 	case evRun:
 		p := s.procs[e.proc]
+		if p.inc != e.inc && len(s.zombies) > 0 {
+			if z := s.incarnation(e.proc, e.inc); z != nil {
+				p = z
+			}
+		}
 		if p.up && p.inc == e.inc {
 			p.scheduled = false
 			if !p.frozen {
@@ -199,6 +216,11 @@ func (s *Sim) dispatch(e *event) {
 		s.dispatchCores(int(e.proc), e.at)
 	case evTimer:
 		p := s.procs[e.proc]
+		if p.inc != e.inc && len(s.zombies) > 0 {
+			if z := s.incarnation(e.proc, e.inc); z != nil {
+				p = z
+			}
+		}
 		if p.up && p.inc == e.inc {
 			p.timers = append(p.timers, e.a)
 			p.wake(e.at)
@@ -220,12 +242,12 @@ func (s *Sim) dispatch(e *event) {
 	case evProcUp:
 		p := s.procs[e.proc]
 		switch {
-		case p.up || p.inc != e.inc || (p.spec.Worker >= 0 && s.workerDown[p.spec.Worker]):
-		case p.spec.Worker >= 0 && s.pauses[p.spec.Worker].on:
+		case p.up || p.inc != e.inc || (p.worker >= 0 && s.workerDown[p.worker]):
+		case p.worker >= 0 && s.pauses[p.worker].on:
 			// A task re-deployed onto a stopped worker is up, so what is
 			// sent to it (its deployment) waits in its channels, but it
 			// runs Init only when the worker wakes.
-			ps := &s.pauses[p.spec.Worker]
+			ps := &s.pauses[p.worker]
 			p.activate()
 			p.frozen, p.initPending = true, true
 			ps.deploy = append(ps.deploy, runReq{p: p, inc: p.inc})
@@ -233,6 +255,7 @@ func (s *Sim) dispatch(e *event) {
 			p.start(e.at)
 		}
 	case evNotify:
+		s.replace(int(e.a))
 		s.notify(engine.KindFailure, int(e.a), e.at)
 	case evStoreDone:
 		s.storeDone(e)
@@ -242,6 +265,16 @@ func (s *Sim) dispatch(e *event) {
 		s.resume(int(e.proc), e.inc)
 	case evDeclare:
 		s.declare(int(e.proc), e.inc)
+	case evPartition:
+		s.partitionStart(int(e.a))
+	case evPartDetect:
+		s.partitionDetect(e.inc)
+	case evConnTimeout:
+		s.connTimeout(e.inc)
+	case evHeal:
+		s.heal(e.inc)
+	case evRejoin:
+		s.rejoin(e.inc)
 	case evSample:
 		s.obs.Sample(e.at)
 		s.schedule(event{at: e.at + s.sampleEvery, kind: evSample})
@@ -274,7 +307,7 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 	s.endPause(worker)
 	var ids []engine.ProcID
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && p.up {
+		if p.worker == worker && p.up {
 			ids = append(ids, p.id)
 			p.kill()
 		}
@@ -291,10 +324,16 @@ func (s *Sim) workerUp(worker int) {
 		s.masterUp()
 		return
 	}
+	if s.cutOff(worker) {
+		// It cannot register with the master across the cut: it rejoins
+		// when the partition heals (partition.go).
+		s.part.rejoin(worker)
+		return
+	}
 	s.workerDown[worker] = false
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
 	for _, p := range s.procs {
-		if p.spec.Worker == worker && !p.up {
+		if p.worker == worker && !p.up {
 			p.start(s.now)
 		}
 	}

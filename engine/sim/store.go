@@ -102,6 +102,11 @@ func (s *Sim) storeDone(e *event) {
 	s.writes[e.a] = pendingWrite{}
 	s.freeWrites = append(s.freeWrites, e.a)
 	p := s.procs[e.proc]
+	if p.inc != e.inc && len(s.zombies) > 0 {
+		if z := s.incarnation(e.proc, e.inc); z != nil {
+			p = z // a zombie's write: the store is reachable from both sides
+		}
+	}
 	if !p.up || p.inc != e.inc {
 		return // the writer died before the write became durable
 	}
@@ -128,3 +133,9 @@ func (p *proc) Get(key string) (any, bool) {
 }
 
 func (p *proc) Delete(key string) { delete(p.sim.store, key) }
+
+// Has is engine.KeyChecker: whether key exists, free.
+func (p *proc) Has(key string) bool {
+	_, ok := p.sim.store[key]
+	return ok
+}

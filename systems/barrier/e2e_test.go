@@ -285,3 +285,119 @@ func TestBadOptions(t *testing.T) {
 		t.Errorf("unaligned with 2 concurrent checkpoints: err %v, want an input error", err)
 	}
 }
+
+// A worker that never comes back (its restart lies beyond the run): with
+// spare slots the scheduler re-places its four tasks on the others' free
+// slots and the job recovers exactly-once without it; with too few (one
+// spare on each of three live workers: 3 of 4 tasks placed) or none (the
+// default), the restarted region waits for the worker, and the run ends
+// undrained (exit 4) with nothing lost or duplicated.
+func TestWorkerNeverBackNeedsSpareSlots(t *testing.T) {
+	for _, tc := range []struct {
+		slots  int
+		moved  int
+		exit   int
+		waited bool
+	}{
+		{slots: 0, moved: 0, exit: harness.ExitLiveness, waited: true},
+		{slots: 5, moved: 3, exit: harness.ExitLiveness, waited: true},
+		{slots: 6, moved: 4, exit: harness.ExitOK},
+	} {
+		t.Run(fmt.Sprintf("slots=%d", tc.slots), func(t *testing.T) {
+			t.Parallel()
+			cfg := e2eConfig("aligned", "crash@2s:worker=1,restart=1h")
+			cfg.Slots = tc.slots
+			out := execute(t, cfg)
+			r := out.Result
+			var moved []engine.Event
+			for _, e := range out.Events {
+				if e.Kind == "task_replaced" {
+					moved = append(moved, e)
+				}
+			}
+			if len(moved) != tc.moved {
+				t.Errorf("%d tasks re-placed, want %d: %v", len(moved), tc.moved, moved)
+			}
+			for _, e := range moved {
+				if e.ID == 1 || e.Value != 1 {
+					t.Errorf("re-placement %+v: want a move from worker 1 to another", e)
+				}
+			}
+			if r.ExitCode != tc.exit || r.Duplicates != 0 || r.Lost != 0 || r.Drained == tc.waited {
+				t.Errorf("exit=%d drained=%v dup=%d lost=%d problems=%v; want exit %d, drained %v\nreplay: %s",
+					r.ExitCode, r.Drained, r.Duplicates, r.Lost, r.Problems, tc.exit, !tc.waited, r.Replay)
+			}
+			if !tc.waited {
+				exactlyOnce(t, r)
+			}
+		})
+	}
+}
+
+// --slots smaller than what the placement puts on a worker is bad input.
+func TestSlotsBelowPlacementRefused(t *testing.T) {
+	cfg := e2eConfig("aligned")
+	cfg.Slots = 3
+	_, err := harness.Execute(cfg)
+	if !harness.IsInputError(err) || err.Error() != "--slots 3: worker 0 hosts 4 processes of this deployment; give at least 4" {
+		t.Fatalf("err = %v, want the one-line input error", err)
+	}
+}
+
+// A partition isolating the worker of sink/0 for longer than detection: the
+// coordinator declares it failed and fails over; with spare slots the far
+// tasks are re-placed and run on as zombies. The partition starts while
+// checkpoint 3's metadata is being written (the store is slowed to 50 ms a
+// write to widen that moment), so its commit notice to sink/0 is caught in
+// the cut and reaches the zombie after the heal — after the new sink/0 restored
+// checkpoint 3 and committed its transaction. The fence (the transaction must
+// still be pending) stops the zombie's commit; the run stays exactly-once.
+// Without spare slots the failover's cancel cannot reach the far tasks:
+// they run on as zombies, and their new attempts wait for the worker to
+// rejoin. Past the connection timeout the zombies' connections reset and
+// they fail. Every case is exactly-once.
+func TestPartitionZombieSinkFenced(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  string
+		slots  int
+		fenced bool
+		reset  bool
+	}{
+		{"spare slots: zombie fenced", "partition@3.08s-5.5s:op=sink/0", 6, true, false},
+		{"no spare slot: in place until rejoin", "partition@3.08s-5.5s:op=sink/0", 0, false, false},
+		{"past the connection timeout", "partition@2s-7.5s:workers=1,2,3|0", 6, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := e2eConfig("aligned", tc.fault)
+			cfg.Duration = 8 * engine.Second
+			cfg.Slots = tc.slots
+			cfg.CostOverride = []string{"store-latency=50ms"}
+			out := execute(t, cfg)
+			r := out.Result
+			exactlyOnce(t, r)
+			kinds := map[string]int{}
+			for _, e := range out.Events {
+				kinds[e.Kind]++
+			}
+			if kinds["worker_declared_failed"] != 1 || kinds["partition_heal"] != 1 {
+				t.Errorf("events %v: want one declared failure and one heal", kinds)
+			}
+			if fenced := r.Counters["barrier_sink_fenced_commits"]; (fenced > 0) != tc.fenced {
+				t.Errorf("fenced commits %d, want some: %v", fenced, tc.fenced)
+			}
+			// Re-placed or restarted by the failover, the far tasks run on:
+			// the four of worker 0.
+			if kinds["zombie"] != 4 {
+				t.Errorf("%d zombies, want worker 0's 4 tasks", kinds["zombie"])
+			}
+			if moved := kinds["task_replaced"]; (moved > 0) != (tc.slots > 0) {
+				t.Errorf("%d tasks re-placed with %d slots", moved, tc.slots)
+			}
+			if n := kinds["partition_conn_reset"]; (n > 0) != tc.reset {
+				t.Errorf("%d connection resets, want some: %v", n, tc.reset)
+			}
+		})
+	}
+}

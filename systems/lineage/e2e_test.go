@@ -2,6 +2,7 @@ package lineage
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"ftbench/engine"
@@ -138,5 +139,84 @@ func TestBadOptions(t *testing.T) {
 		if _, err := harness.Execute(cfg); err == nil || !harness.IsInputError(err) {
 			t.Errorf("--%s=%s: got %v, want an input error", kv[0], kv[1], err)
 		}
+	}
+}
+
+// A worker that never comes back (its restart lies beyond the run): Spark
+// reschedules the lost executors' tasks on the other executors and
+// recomputes their lost partitions there, so the job recovers exactly-once
+// without it, with or without spare slots — an executor is pinned to its
+// worker (nothing is re-placed), and its tasks need no slot of their own.
+func TestWorkerNeverBackRecoversOnOtherExecutors(t *testing.T) {
+	for _, slots := range []int{0, 6} {
+		t.Run(fmt.Sprintf("slots=%d", slots), func(t *testing.T) {
+			t.Parallel()
+			cfg := runConfig("wordcount", "parallel", 1000, 8*engine.Second, "crash@3s:worker=1,restart=1h")
+			cfg.Slots = slots
+			out, err := harness.Execute(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Result
+			if r.ExitCode != 0 || !r.Drained || r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld {
+				t.Fatalf("exit=%d drained=%v dup=%d lost=%d wrong=%d problems=%v\nreplay: %s",
+					r.ExitCode, r.Drained, r.Duplicates, r.Lost, r.WrongKeys, r.Problems, r.Replay)
+			}
+			for _, e := range out.Events {
+				if e.Kind == "task_replaced" {
+					t.Errorf("an executor was re-placed: %+v", e)
+				}
+				if e.Kind == "worker_up" {
+					t.Errorf("worker came back: %+v", e)
+				}
+			}
+			if r.RecoveryTimeS == nil {
+				t.Errorf("no recovery time")
+			}
+		})
+	}
+}
+
+// A partition cutting a worker off for longer than detection: the driver
+// loses its executors and recomputes their partitions on the others, while
+// the cut-off executors run on (they are pinned, so nothing is re-placed).
+// Their late results reach the driver after the heal and are ignored: the
+// driver accepts one attempt per task and drops the attempts of executors
+// it lost, as Spark's OutputCommitCoordinator authorises one attempt per
+// partition. Past the connection timeout their connections reset and they
+// fail. The worker rejoins after the heal. Exactly-once throughout.
+func TestPartitionExactlyOnce(t *testing.T) {
+	// The first cut comes 20 ms after a batch's tasks were sent, so an
+	// executor on the far side is running one; the second outlasts the
+	// connection timeout, which drops what its executors send.
+	for _, tc := range []struct {
+		fault string
+		stale bool
+	}{{"partition@3.02s-5.5s:worker=1", true}, {"partition@2s-8s:workers=0,2,3|1", false}} {
+		fault := tc.fault
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			cfg := runConfig("wordcount", "parallel", 1000, 10*engine.Second, fault)
+			cfg.Slots = 8 // spare slots: executors are pinned all the same
+			out, err := harness.Execute(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Result
+			if r.ExitCode != 0 || r.Duplicates != 0 || r.Lost != 0 || r.WrongKeys != 0 || !r.ClaimHeld {
+				t.Fatalf("exit=%d dup=%d lost=%d wrong=%d problems=%v\nreplay: %s",
+					r.ExitCode, r.Duplicates, r.Lost, r.WrongKeys, r.Problems, r.Replay)
+			}
+			kinds := map[string]int{}
+			for _, e := range out.Events {
+				kinds[e.Kind]++
+			}
+			if kinds["worker_declared_failed"] != 1 || kinds["recovery_start"] == 0 || kinds["worker_up"] != 1 {
+				t.Errorf("events %v: want the worker declared failed, recovered from and back", kinds)
+			}
+			if stale := r.Counters["lineage.stale_results"]; (stale > 0) != tc.stale {
+				t.Errorf("%d stale results ignored, want some: %v", stale, tc.stale)
+			}
+		})
 	}
 }

@@ -205,6 +205,11 @@ func (d *driver) spec(t *task, a *attempt) *taskSpec {
 func (d *driver) onResult(res *taskResult) {
 	a := d.atts[res.attempt]
 	if a == nil {
+		// An attempt the driver dropped: cancelled, or run by an executor
+		// it lost (a zombie cut off by a partition, whose result arrives
+		// after the heal). One attempt per task counts, as Spark's
+		// OutputCommitCoordinator authorises one per partition.
+		d.ctx.Count("lineage.stale_results", 1)
 		return
 	}
 	d.dropAttempt(a, false)

@@ -132,7 +132,7 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	for x := 0; x < e.workers; x++ {
 		x := x
 		e.execs = append(e.execs, dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("executor/%d", x), Op: anchor, Index: x, Worker: x % e.nodes,
+			Name: fmt.Sprintf("executor/%d", x), Op: anchor, Index: x, Worker: x % e.nodes, Pinned: true,
 			// An executor exits when its driver disconnects
 			// (CoarseGrainedExecutorBackend.onDisconnected).
 			MasterBound: true,

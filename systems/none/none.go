@@ -42,6 +42,13 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 			}
 			return t
 		})
+	// No scheduler redeploys the baseline's tasks on other workers: they
+	// come back with their own (with spare slots too). A redeployed copy
+	// running beside one cut off by a partition would read the same
+	// partition twice, which the baseline has nothing to fence.
+	for i := range dep.Procs {
+		dep.Procs[i].Pinned = true
+	}
 	return dep, nil
 }
 

@@ -116,11 +116,20 @@ func (s *sinkTxns) durableThrough(n int64) bool {
 	return true
 }
 
-// commit makes every transaction up to checkpoint n visible.
+// commit makes every transaction up to checkpoint n visible, if it is still
+// pending in the external system: a newer attempt of this sink, deployed
+// while this one was cut off by a partition, may have restored and
+// committed it (Kafka fences the older producer; engine.KeyChecker).
 func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
+	kc, check := ctx.Store().(engine.KeyChecker)
 	for len(s.open) > 0 && s.open[0].id <= n {
 		t := s.open[0]
 		s.open = s.open[1:]
+		if check && !kc.Has(txnKey(s.self, t.id)) {
+			ctx.Count("snapshot_sink_fenced_commits", 1)
+			ctx.Record(engine.Event{Kind: "sink_commit_fenced", ID: t.id})
+			continue
+		}
 		for _, e := range t.effects {
 			ctx.Commit(e)
 		}

@@ -141,6 +141,13 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 			New: func() engine.Process { return newAcker(t.timeout) },
 		}))
 	}
+	// Nimbus, which would reassign a lost supervisor's executors, is not
+	// modelled: they come back with their own worker (with spare slots
+	// too). A reassigned spout running beside one cut off by a partition
+	// would read its partition twice, and with acking off nothing fences it.
+	for i := range dep.Procs {
+		dep.Procs[i].Pinned = true
+	}
 	return dep, nil
 }
 

@@ -10,7 +10,9 @@
 // coordinator aborts pending checkpoints, starts a new attempt, restarts the
 // tasks of every failover region that holds a task of the failed worker
 // (ctx.Restart), waits until every failed worker is back (a region needs all
-// its slots), then deploys those tasks with the latest completed checkpoint.
+// its slots) unless the runtime re-placed all of a worker's tasks in free
+// slots elsewhere (engine.Failure.Vacated), then deploys those tasks with
+// the latest completed checkpoint.
 // With Config.Regions nil the job is one region: every task restarts
 // (Flink's RestartAllFailoverStrategy, a global rollback). With the job's
 // pipelined regions (RestartPipelinedRegionFailoverStrategy) the other
@@ -158,6 +160,9 @@ type Coordinator struct {
 	// failedInRow counts the checkpoints failed since the last completed
 	// one (Flink's continuous failure counter).
 	failedInRow int
+	// placement is where each task runs now: Config.Placement, updated by
+	// the re-placements failure notices report (engine.Failure.Moved).
+	placement map[engine.ProcID]int
 }
 
 // NewCoordinator returns a coordinator process.
@@ -174,6 +179,12 @@ func NewCoordinator(cfg Config) *Coordinator {
 	c := &Coordinator{cfg: cfg, next: 1, completed: -1, pending: map[int64]*pending{}, down: map[int]bool{},
 		regionOf: map[engine.ProcID]int{}, regionAttempt: make([]int64, len(cfg.Regions)), restarting: map[int]bool{},
 		shared: sharedRegistry{count: map[string]int{}, refs: map[int64][]string{}}}
+	if cfg.Placement != nil {
+		c.placement = make(map[engine.ProcID]int, len(cfg.Placement))
+		for t, w := range cfg.Placement {
+			c.placement[t] = w
+		}
+	}
 	for r, tasks := range cfg.Regions {
 		for _, t := range tasks {
 			c.regionOf[t] = r
@@ -563,15 +574,23 @@ func (c *Coordinator) checkpointFailed(ctx engine.Ctx, n int64) {
 // worker restart in a new attempt; the checkpoints in progress are aborted
 // (Flink aborts them on any failover: a restarted task's part is lost),
 // and the running tasks are told so, releasing their alignments. A worker
-// hosting no task changes nothing.
+// hosting no task changes nothing. The restarted regions are deployed
+// without waiting for the worker when the runtime re-placed every task it
+// ran in free slots elsewhere (f.Vacated), as Flink's scheduler deploys
+// them in the slots its pool still has.
 func (c *Coordinator) onFailure(ctx engine.Ctx, f engine.Failure) {
 	ctx.Record(engine.Event{Kind: "failure_detected", ID: int64(f.Worker), Value: int64(ctx.Now() - f.FailedAt)})
 	failed := c.regionsOn(f.Worker)
+	for _, mv := range f.Moved {
+		if _, ok := c.placement[mv.Proc]; ok {
+			c.placement[mv.Proc] = mv.Worker
+		}
+	}
 	if len(failed) == 0 {
 		ctx.Record(engine.Event{Kind: "failover", ID: int64(f.Worker), Note: "no task on the worker"})
 		return
 	}
-	if !f.Back {
+	if !f.Back && !f.Vacated {
 		c.down[f.Worker] = true
 	}
 	c.restart(ctx, failed, f.Worker, fmt.Sprintf("%d of %d regions", len(failed), len(c.cfg.Regions)))
@@ -609,7 +628,7 @@ func (c *Coordinator) regionsOn(w int) []int {
 	var rs []int
 	for r, tasks := range c.cfg.Regions {
 		for _, t := range tasks {
-			if wt, ok := c.cfg.Placement[t]; c.cfg.Placement == nil || ok && wt == w {
+			if wt, ok := c.placement[t]; c.placement == nil || ok && wt == w {
 				rs = append(rs, r)
 				break
 			}
