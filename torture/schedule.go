@@ -182,8 +182,8 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 // partition draws, in half the runs where crashes are drawn (from its own
 // stream, so the other draws stay as they were), a network partition: the
 // worker of the sink's instance 0 most of the time, another worker, or (an
-// eighth of the time, with two workers or more) two sides. Half the time it
-// starts within partitionSkew of a checkpoint trigger, when a small
+// eighth of the time, with two workers or more) two sides. Three times in
+// four it starts just after a checkpoint trigger, when a small
 // checkpoint's last acknowledgements are in and its metadata is being
 // written: a commit notice sent then is caught in the cut. It lasts shorter
 // than the detection delay, longer (the far side declared failed, its tasks
@@ -220,9 +220,9 @@ func (g *drawer) partition(rng *rand.Rand) (faults.Spec, bool) {
 		}
 	}
 	s.At = uniform(lo, hi)
-	if g.interval > 0 && g.interval < hi && rng.IntN(2) == 0 {
+	if g.interval > 0 && g.interval < hi && rng.IntN(4) != 0 {
 		k := engine.Time(1 + rng.Int64N(int64(hi/g.interval)))
-		s.At = k*g.interval + uniform(0, partitionSkew)
+		s.At = k*g.interval + uniform(partitionSkewMin, partitionSkewMax)
 	}
 	cost := engine.DefaultCost()
 	var lengths []engine.Time
@@ -239,10 +239,16 @@ func (g *drawer) partition(rng *rand.Rand) (faults.Spec, bool) {
 	return s, true
 }
 
-// partitionSkew is how far after a checkpoint trigger an aimed partition
-// starts: a small checkpoint's acknowledgements are in after about 7 ms and
-// its metadata durable about 5 ms later (the store latency).
-const partitionSkew = 15 * engine.Millisecond
+// An aimed partition starts partitionSkewMin to partitionSkewMax after a
+// checkpoint trigger: a small checkpoint's acknowledgements are in after
+// about 5-7 ms and its metadata durable about 5 ms later (the store
+// latency), when the commit notices go out. A cut in between leaves a sink
+// with a pre-committed transaction whose notice waits for the heal — the
+// zombie a fence must stop.
+const (
+	partitionSkewMin = 5 * engine.Millisecond
+	partitionSkewMax = 12 * engine.Millisecond
+)
 
 func joinInts(ws []int) string {
 	s := make([]string, len(ws))
