@@ -74,6 +74,29 @@ func newRuntime(t *testing.T, dep *engine.Deployment, cost engine.CostModel, obs
 	return rt
 }
 
+// crashMidStep runs dep with worker 0 crashing at 10 ms (for good) while a
+// handler is inside its step: the handler closes entered and waits for
+// release, which the crash's event gives it. It returns what the observer
+// saw, after the runtime is closed.
+func crashMidStep(t *testing.T, dep *engine.Deployment, entered, release chan struct{}) (*recorder, *Runtime) {
+	t.Helper()
+	var once sync.Once
+	obs := &recorder{onEvent: func(e engine.Event) {
+		if e.Kind == "worker_crash" {
+			once.Do(func() {
+				go func() { <-entered; close(release) }()
+			})
+		}
+	}}
+	rt := newRuntime(t, dep, testCost(), obs, 1)
+	if err := rt.Crash(0, 10*engine.Millisecond, 10*engine.Second); err != nil {
+		t.Fatal(err)
+	}
+	rt.Run(300 * engine.Millisecond)
+	rt.Close()
+	return obs, rt
+}
+
 // A goroutine still inside a handler when its worker crashes belongs to a
 // dead incarnation: what it sends, commits and records after the crash is
 // dropped, what it committed earlier in the same step with it, and the
@@ -110,20 +133,7 @@ func TestDeadIncarnationIsSilent(t *testing.T) {
 			peerGot.Add(1)
 		}}
 	}})
-	var once sync.Once
-	obs := &recorder{onEvent: func(e engine.Event) {
-		if e.Kind == "worker_crash" {
-			once.Do(func() {
-				go func() { <-entered; close(release) }()
-			})
-		}
-	}}
-	rt := newRuntime(t, dep, testCost(), obs, 1)
-	if err := rt.Crash(0, 10*engine.Millisecond, 10*engine.Second); err != nil {
-		t.Fatal(err)
-	}
-	rt.Run(300 * engine.Millisecond)
-	rt.Close()
+	obs, rt := crashMidStep(t, dep, entered, release)
 	if len(obs.commits) != 0 || peerGot.Load() != 0 {
 		t.Errorf("dead incarnation committed %d and sent %d", len(obs.commits), peerGot.Load())
 	}
@@ -170,20 +180,7 @@ func TestSendPublishesEarlierCommits(t *testing.T) {
 			}
 		}}
 	}})
-	var once sync.Once
-	obs := &recorder{onEvent: func(e engine.Event) {
-		if e.Kind == "worker_crash" {
-			once.Do(func() {
-				go func() { <-entered; close(release) }()
-			})
-		}
-	}}
-	rt := newRuntime(t, dep, testCost(), obs, 1)
-	if err := rt.Crash(0, 10*engine.Millisecond, 10*engine.Second); err != nil {
-		t.Fatal(err)
-	}
-	rt.Run(300 * engine.Millisecond)
-	rt.Close()
+	obs, _ := crashMidStep(t, dep, entered, release)
 	if peerGot.Load() != 1 {
 		t.Fatalf("the acker got %d acks, want the one sent before the crash", peerGot.Load())
 	}
@@ -226,23 +223,8 @@ func TestFIFOAndBackpressure(t *testing.T) {
 		}}
 	}})
 	rt := newRuntime(t, dep, cost, nil, 0)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-		}
-		rt.Stop()
-	}()
-	rt.Run(30 * engine.Second)
-	rt.Close()
-	if len(got) != n {
-		t.Fatalf("received %d of %d messages", len(got), n)
-	}
-	for i, v := range got {
-		if v != int64(i) {
-			t.Fatalf("message %d carries %d: not FIFO", i, v)
-		}
-	}
+	runUntilDone(rt, done)
+	checkFIFO(t, got, n)
 	wire := cost.WireBytes(size)
 	if peak, limit := rt.PeakQueuedBytes(), rt.Capacity()+perStep*wire; peak > limit || peak < rt.Capacity() {
 		t.Errorf("peak channel bytes %d, want between the credit %d and credit plus one step %d", peak, rt.Capacity(), limit)
@@ -302,23 +284,8 @@ func TestMixedFIFOCountsAndOperatorCosts(t *testing.T) {
 	}})
 	obs := &recorder{}
 	rt := newRuntime(t, dep, cost, obs, 0)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-		}
-		rt.Stop()
-	}()
-	rt.Run(30 * engine.Second)
-	rt.Close()
-	if len(got) != n {
-		t.Fatalf("received %d of %d messages", len(got), n)
-	}
-	for i, v := range got {
-		if v != int64(i) {
-			t.Fatalf("message %d carries %d: not FIFO", i, v)
-		}
-	}
+	runUntilDone(rt, done)
+	checkFIFO(t, got, n)
 	want := map[string]int64{
 		"sent": n, "got": n, "ctrl": n - (n+2)/3,
 		"state-cpu/producer": int64(8 * engine.Microsecond), "state-cpu/consumer": int64(cost.StateCPU),
@@ -373,6 +340,33 @@ func TestParseWorkMode(t *testing.T) {
 		got, err := ParseWorkMode(c.in)
 		if got != c.want || (err == nil) != c.ok {
 			t.Errorf("ParseWorkMode(%q) = %q, %v", c.in, got, err)
+		}
+	}
+}
+
+// runUntilDone runs rt until done is closed (at most 20 s of wall time)
+// and closes it.
+func runUntilDone(rt *Runtime, done chan struct{}) {
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+		}
+		rt.Stop()
+	}()
+	rt.Run(30 * engine.Second)
+	rt.Close()
+}
+
+// checkFIFO checks that got holds the values 0..n-1 in order.
+func checkFIFO(t *testing.T, got []int64, n int) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("received %d of %d messages", len(got), n)
+	}
+	for i, v := range got {
+		if v != int64(i) {
+			t.Fatalf("message %d carries %d: not FIFO", i, v)
 		}
 	}
 }
