@@ -216,6 +216,16 @@ const headroom = 1.3
 
 // addBandLegend adds one legend entry per fault kind shown.
 func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
+	// A crash band is a worker's or the master node's downtime; the
+	// legend names what the plot shows.
+	var workerCrash, masterCrash bool
+	for _, b := range bands {
+		if b.Kind == "crash" {
+			master := strings.Contains(b.Label, "crash master")
+			masterCrash = masterCrash || master
+			workerCrash = workerCrash || !master
+		}
+	}
 	seen := map[string]bool{}
 	for _, b := range bands {
 		if seen[b.Kind] {
@@ -225,7 +235,14 @@ func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 		name := b.Kind + " window"
 		switch b.Kind {
 		case "crash":
-			name = "crash: worker down"
+			switch {
+			case workerCrash && masterCrash:
+				name = "crash: worker or master down"
+			case masterCrash:
+				name = "crash: master down"
+			default:
+				name = "crash: worker down"
+			}
 		case "pause":
 			name = "pause: worker stopped"
 		case "partition":
