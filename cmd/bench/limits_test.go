@@ -64,6 +64,8 @@ func TestInputLimits(t *testing.T) {
 		{"max-groups -5", []string{"report", "--max-groups", "-5", dir}, "--max-groups must be at least 1"},
 		{"shrink -1", []string{"torture", "--system", "none", "--shrink", "-1", "--out", filepath.Join(dir, "t2")}, "--shrink must be 0 or more"},
 		{"bucket 1000000h", []string{"run", "--bucket", "1000000h", "--out", out}, "shorter than one time-series bucket"},
+		{"system given twice", []string{"compare", "--system", "barrier", "--system", "lineage", "--out", filepath.Join(dir, "c2")}, "--system is given twice"},
+		{"seeds given twice to sweep", []string{"sweep", "--seeds", "1", "--param", "rate=1000", "--seeds=2", "--out", filepath.Join(dir, "s6")}, "--seeds is given twice"},
 		// Late errors.
 		{"out is a file", []string{"run", "--out", file}, "is not a folder"},
 		{"out under a file", []string{"run", "--out", filepath.Join(file, "x")}, "is not a folder"},

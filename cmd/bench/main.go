@@ -47,6 +47,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "bench: unknown command %q (try `bench help`)\n", name)
 		unknown = true
 	}
+	if err := repeatedFlag(app, args); err != nil {
+		fmt.Fprintln(stderr, "bench: "+err.Error())
+		return harness.ExitUsage
+	}
 	err := app.Run(args)
 	if unknown {
 		return harness.ExitUsage
@@ -95,6 +99,36 @@ func version() string {
 		v += " (revision unknown: built without VCS information)"
 	}
 	return v + ", " + runtime.Version()
+}
+
+// repeatedFlag refuses a list-valued flag (--system, --seeds) given twice
+// to a command. The CLI library keeps the last value of a flag given twice,
+// the usual convention and what scripts that append an override rely on;
+// but for a flag that takes a comma-separated list a reader expects the
+// union, so `compare --system barrier --system lineage` (which would
+// compare lineage alone) is refused before any work.
+func repeatedFlag(app *cli.App, args []string) error {
+	if len(args) < 2 || app.Command(args[1]) == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, a := range args[2:] {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "system" && name != "seeds" {
+			continue
+		}
+		if seen[name] {
+			return fmt.Errorf("--%s is given twice: give one comma-separated list (--%s %s)", name, name, map[string]string{"system": "barrier,lineage", "seeds": "1-3,7"}[name])
+		}
+		seen[name] = true
+	}
+	return nil
 }
 
 func firstLine(s string) string {
