@@ -13,7 +13,6 @@ package keyed
 
 import (
 	"math/bits"
-	"slices"
 )
 
 // Table maps uint64 keys to int64 values with open addressing and linear
@@ -153,25 +152,10 @@ func (t *Table) Range(f func(key uint64, val int64)) {
 	}
 }
 
-// Keys returns the keys in ascending order.
-func (t *Table) Keys() []uint64 {
-	keys := make([]uint64, 0, t.Len())
-	t.Range(func(k uint64, _ int64) { keys = append(keys, k) })
-	slices.Sort(keys)
-	return keys
-}
-
 // Map returns a copy of the table as a Go map (for checks that compare
 // whole states once, not per record).
 func (t *Table) Map() map[uint64]int64 {
 	m := make(map[uint64]int64, t.Len())
 	t.Range(func(k uint64, v int64) { m[k] = v })
 	return m
-}
-
-// Clone returns an independent copy.
-func (t *Table) Clone() *Table {
-	c := *t
-	c.slots = slices.Clone(t.slots)
-	return &c
 }
