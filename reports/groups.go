@@ -34,7 +34,7 @@ func scenarioKey(r *sweep.StoredRun) string {
 	res := r.Result
 	c := res.Config
 	b, _ := json.Marshal([]any{res.Workload, res.Seed, res.Faults, c.DurationS, c.RateRPS, c.Parallelism, c.Workers,
-		c.BucketS, c.WorkloadOpts, c.Cost})
+		c.Slots, c.BucketS, c.WorkloadOpts, c.Cost})
 	return string(b)
 }
 
@@ -279,16 +279,20 @@ func lessOptionString(a, b string) bool {
 
 // hardware is the machines a run had, so a comparison says what it ran on
 // (every system of a group runs on the same hardware: the scenario key
-// holds the workers and the cost model, which has the cores).
+// holds the workers, their slots and the cost model, which has the cores).
 func hardware(c harness.RunConfig) string {
 	cores := c.Cores
 	if cores == 0 {
 		cores, _ = strconv.Atoi(c.Cost["cores"]) // results written before run.json had "cores"
 	}
-	if cores == 0 {
-		return fmt.Sprintf(" on %d workers", c.Workers)
+	h := fmt.Sprintf(" on %d workers", c.Workers)
+	if cores > 0 {
+		h += fmt.Sprintf(" × %d cores", cores)
 	}
-	return fmt.Sprintf(" on %d workers × %d cores", c.Workers, cores)
+	if c.Slots > 0 { // --slots given: spare slots for re-placement
+		h += fmt.Sprintf(", %d slots each", c.Slots)
+	}
+	return h
 }
 
 // scenarioTitle describes a run's scenario; for groups after the first it

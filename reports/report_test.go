@@ -375,6 +375,22 @@ func TestRateStepsBurstyCommits(t *testing.T) {
 	}
 }
 
+// Runs on different hardware are different scenarios: spare slots
+// (--slots) split a group as the worker count does, so a run with them is
+// never plotted as the same scenario under a label that omits them.
+func TestSlotsSplitGroups(t *testing.T) {
+	a := storedOf(fixtureRuns()[3].outcome().Result)
+	b := storedOf(fixtureRuns()[3].outcome().Result)
+	b.Result.Config.Slots = 6
+	gs := groupRuns([]*sweep.StoredRun{a, b})
+	if len(gs) != 2 {
+		t.Fatalf("runs with and without spare slots make %d group(s), want 2", len(gs))
+	}
+	if strings.Contains(gs[0].Title, "slots") || !strings.Contains(gs[1].Title, "workers, 6 slots each") {
+		t.Errorf("titles %q and %q: want the slots named only where given", gs[0].Title, gs[1].Title)
+	}
+}
+
 // Run labels hold only what differs between the runs: the variant when
 // one system is swept, and the options whose values differ, in natural
 // order (500ms before 1s); the system goes into the title.
