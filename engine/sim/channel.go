@@ -26,7 +26,7 @@ type channel struct {
 	flushGen   uint32
 
 	inflight []*netBuf
-	inq      ring
+	inq      inQueue
 
 	used     int // data bytes held by the channel
 	peak     int // high-water mark of used
@@ -165,7 +165,8 @@ func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, pri
 			s.netRand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 		}
 	}
-	b := &netBuf{ch: ch, epoch: ch.epoch, items: items, prio: prio}
+	b := s.getNetBuf()
+	*b = netBuf{ch: ch, epoch: ch.epoch, items: items, prio: prio}
 	ch.inflight = append(ch.inflight, b)
 	s.schedule(event{at: arrive, kind: evDeliver, buf: b})
 }
@@ -193,11 +194,9 @@ func (s *Sim) deliver(b *netBuf) {
 	if b.prio {
 		it := b.items[0]
 		to.urgent = append(to.urgent, urgentItem{from: ch.from.id, ch: ch, seq: it.seq, m: it.m})
+		s.putNetBuf(b)
 	} else {
-		for i := range b.items {
-			ch.inq.push(b.items[i])
-		}
-		s.putBuf(b.items)
+		ch.inq.push(b)
 	}
 	to.wake(s.now)
 }
@@ -205,9 +204,12 @@ func (s *Sim) deliver(b *netBuf) {
 // take removes the head of the receiver's queue, returning credit to the
 // sender (and waking it if that ends its backpressure).
 func (ch *channel) take() engine.Msg {
-	it := ch.inq.pop()
-	if !it.m.Ctrl {
-		ch.used -= ch.from.sim.cost.WireBytes(it.m.Size)
+	m, done := ch.inq.pop()
+	if done != nil {
+		ch.from.sim.putNetBuf(done)
+	}
+	if !m.Ctrl {
+		ch.used -= ch.from.sim.cost.WireBytes(m.Size)
 		if ch.full && ch.used < ch.capacity {
 			ch.full = false
 			ch.from.full--
@@ -216,7 +218,7 @@ func (ch *channel) take() engine.Msg {
 			}
 		}
 	}
-	return it.m
+	return m
 }
 
 // deliverable reports whether the receiver may take the head message now: the
@@ -226,7 +228,7 @@ func (ch *channel) deliverable(blocked bool) bool {
 	if ch.inq.n == 0 || ch.paused {
 		return false
 	}
-	return !blocked || ch.inq.head().m.Ctrl
+	return !blocked || ch.inq.head1().m.Ctrl
 }
 
 // reset drops everything in the channel: the connection died with one of its ends.
@@ -252,7 +254,7 @@ func (s *Sim) reset(ch *channel) {
 		ch.inflight[i] = nil
 	}
 	ch.inflight = ch.inflight[:0]
-	ch.inq.clear()
+	ch.inq.clear(s)
 	ch.used = 0
 	ch.linkFree = 0
 	if ch.full {
@@ -267,12 +269,11 @@ func (s *Sim) reset(ch *channel) {
 // overtakenBy returns the data messages sent on ch before seq that the
 // receiver has not consumed: the receiver's queue, the wire, the sender's buffer.
 func (ch *channel) overtakenBy(seq uint64, dst []engine.Msg) []engine.Msg {
-	for i := 0; i < ch.inq.n; i++ {
-		it := ch.inq.at(i)
+	ch.inq.each(func(it *item) {
 		if it.seq < seq && !it.m.Ctrl {
 			dst = append(dst, it.m)
 		}
-	}
+	})
 	for _, b := range ch.inflight {
 		if b.prio {
 			continue
@@ -334,43 +335,86 @@ func (s *Sim) putBuf(b []item) {
 	s.bufPool = append(s.bufPool, b[:0])
 }
 
-// ring is a growable FIFO of items. Its length is a power of two, so that
-// positions wrap with a mask instead of a division.
-type ring struct {
-	buf      []item
-	first, n int
+func (s *Sim) getNetBuf() *netBuf {
+	if n := len(s.netPool); n > 0 {
+		b := s.netPool[n-1]
+		s.netPool = s.netPool[:n-1]
+		return b
+	}
+	return &netBuf{}
 }
 
-func (r *ring) push(it item) {
-	if r.n == len(r.buf) {
-		nb := make([]item, max(16, 2*len(r.buf)))
-		for i := 0; i < r.n; i++ {
-			nb[i] = *r.at(i)
+// putNetBuf recycles a buffer that nothing refers to any more (every item
+// taken by the receiver), with its item slice.
+func (s *Sim) putNetBuf(b *netBuf) {
+	s.putBuf(b.items)
+	*b = netBuf{}
+	if len(s.netPool) < 4096 {
+		s.netPool = append(s.netPool, b)
+	}
+}
+
+// inQueue is the receiver's side of a channel: the delivered buffers, in
+// arrival order, read in place (bufs[head].items[pos] is the next item), so
+// that a record is not copied again between the wire and the receiver. n
+// counts the items not yet taken.
+type inQueue struct {
+	bufs      []*netBuf
+	head, pos int
+	n         int
+}
+
+func (q *inQueue) push(b *netBuf) {
+	if len(b.items) == 0 {
+		return
+	}
+	if q.head > 0 && q.head == len(q.bufs) {
+		q.bufs, q.head = q.bufs[:0], 0
+	}
+	q.bufs = append(q.bufs, b)
+	q.n += len(b.items)
+}
+
+// pop takes the next item; done is its buffer once every item of it has
+// been taken (the caller recycles it).
+func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
+	b := q.bufs[q.head]
+	m = b.items[q.pos].m
+	q.pos++
+	q.n--
+	if q.pos == len(b.items) {
+		q.bufs[q.head] = nil
+		q.head++
+		q.pos = 0
+		if q.head == len(q.bufs) {
+			q.bufs, q.head = q.bufs[:0], 0
+		} else if q.head >= 64 && 2*q.head >= len(q.bufs) {
+			k := copy(q.bufs, q.bufs[q.head:])
+			clear(q.bufs[k:])
+			q.bufs, q.head = q.bufs[:k], 0
 		}
-		r.buf, r.first = nb, 0
+		return m, b
 	}
-	r.buf[(r.first+r.n)&(len(r.buf)-1)] = it
-	r.n++
+	return m, nil
 }
 
-func (r *ring) pop() item {
-	it := r.buf[r.first]
-	r.buf[r.first] = item{}
-	r.first++
-	if r.first == len(r.buf) {
-		r.first = 0
+func (q *inQueue) head1() *item { return &q.bufs[q.head].items[q.pos] }
+
+// each calls f on every queued item, oldest first.
+func (q *inQueue) each(f func(*item)) {
+	pos := q.pos
+	for _, b := range q.bufs[q.head:] {
+		for i := pos; i < len(b.items); i++ {
+			f(&b.items[i])
+		}
+		pos = 0
 	}
-	r.n--
-	return it
 }
 
-func (r *ring) head() *item { return &r.buf[r.first] }
-
-func (r *ring) at(i int) *item { return &r.buf[(r.first+i)&(len(r.buf)-1)] }
-
-func (r *ring) clear() {
-	for i := 0; i < r.n; i++ {
-		*r.at(i) = item{}
+func (q *inQueue) clear(s *Sim) {
+	for _, b := range q.bufs[q.head:] {
+		s.putNetBuf(b)
 	}
-	r.first, r.n = 0, 0
+	clear(q.bufs)
+	q.bufs, q.head, q.pos, q.n = q.bufs[:0], 0, 0, 0
 }

@@ -298,11 +298,11 @@ func (p *proc) InputQueued(from engine.ProcID) (msgs, bytes int) {
 	if ch == nil {
 		return 0, 0
 	}
-	for i := 0; i < ch.inq.n; i++ {
-		if !ch.inq.at(i).m.Ctrl {
+	ch.inq.each(func(it *item) {
+		if !it.m.Ctrl {
 			msgs++
 		}
-	}
+	})
 	for _, b := range ch.inflight {
 		for i := range b.items {
 			if !b.items[i].m.Ctrl {

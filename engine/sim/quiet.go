@@ -51,9 +51,7 @@ func (ch *channel) dataHeld() (msgs, bytes int) {
 			bytes += cost.WireBytes(it.m.Size)
 		}
 	}
-	for i := 0; i < ch.inq.n; i++ {
-		add(ch.inq.at(i))
-	}
+	ch.inq.each(add)
 	for _, b := range ch.inflight {
 		for i := range b.items {
 			add(&b.items[i])

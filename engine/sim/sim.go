@@ -72,6 +72,7 @@ type Sim struct {
 	processed   uint64
 
 	bufPool [][]item
+	netPool []*netBuf
 
 	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
 	// when the cost model's Cores is 0 (a CPU per process).
