@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math/bits"
+
 	"ftbench/engine"
 )
 
@@ -22,6 +24,7 @@ type channel struct {
 
 	out        []item // sender-side buffer
 	outBytes   int
+	lastLen    int // items in the last buffer flushed: the size of the next
 	flushArmed bool
 	flushGen   uint32
 
@@ -89,7 +92,7 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 		return
 	}
 	if ch.out == nil {
-		ch.out = s.getBuf()
+		ch.out = s.getBuf(ch.lastLen + ch.lastLen/4)
 	}
 	ch.out = append(ch.out, it)
 	ch.outBytes += wire
@@ -121,6 +124,7 @@ func (s *Sim) flush(ch *channel, at engine.Time) {
 	}
 	items, bytes := ch.out, ch.outBytes
 	ch.out, ch.outBytes = nil, 0
+	ch.lastLen = len(items)
 	ch.flushArmed = false
 	s.transmit(ch, items, bytes, at, false)
 }
@@ -318,21 +322,44 @@ func (s *Sim) PeakQueuedBytes() int {
 // Capacity is the credit of every channel in bytes.
 func (s *Sim) Capacity() int { return s.cost.ChannelBuffers * s.cost.BufferBytes }
 
-func (s *Sim) getBuf() []item {
-	if n := len(s.bufPool); n > 0 {
-		b := s.bufPool[n-1]
-		s.bufPool = s.bufPool[:n-1]
+// Send buffers are pooled by size class: class k holds slices whose
+// capacity is at least 2^k items. A sender asks for room for as many items
+// as its channel's last buffer held, so a busy channel gets a buffer that
+// will not regrow by copying, and a quiet one a small buffer. A class never
+// holds more buffers than were once in use at the same time, so the pool is
+// bounded by the run's peak of buffered records.
+const (
+	minBufClass = 6  // 64 items
+	maxBufClass = 20 // larger buffers are left to the garbage collector
+)
+
+// bufClassFor is the class to take a buffer for n items from.
+func bufClassFor(n int) int {
+	return max(minBufClass, bits.Len(uint(max(n, 1)-1)))
+}
+
+func (s *Sim) getBuf(n int) []item {
+	k := bufClassFor(n)
+	if k > maxBufClass {
+		return make([]item, 0, n)
+	}
+	pool := &s.bufPool[k-minBufClass]
+	if m := len(*pool); m > 0 {
+		b := (*pool)[m-1]
+		*pool = (*pool)[:m-1]
 		return b
 	}
-	return make([]item, 0, 64)
+	return make([]item, 0, 1<<k)
 }
 
 func (s *Sim) putBuf(b []item) {
-	if cap(b) == 0 || len(s.bufPool) >= 4096 {
+	k := bits.Len(uint(cap(b))) - 1 // the largest class whose size b reaches
+	if cap(b) == 0 || k < minBufClass || k > maxBufClass {
 		return
 	}
 	clear(b)
-	s.bufPool = append(s.bufPool, b[:0])
+	pool := &s.bufPool[k-minBufClass]
+	*pool = append(*pool, b[:0])
 }
 
 func (s *Sim) getNetBuf() *netBuf {

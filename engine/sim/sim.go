@@ -71,7 +71,7 @@ type Sim struct {
 	stopped     bool
 	processed   uint64
 
-	bufPool [][]item
+	bufPool [maxBufClass - minBufClass + 1][][]item // send buffers by size class (channel.go)
 	netPool []*netBuf
 
 	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
