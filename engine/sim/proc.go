@@ -36,6 +36,7 @@ type proc struct {
 	urgent    []urgentItem // runtime notifications and overtaking messages
 	inputs    []*channel   // channels into this process
 	rr        int          // round-robin position over inputs
+	reading   *channel     // the input whose delivered buffer is being read
 	full      int          // data output channels at capacity: >0 means backpressured
 	overtaken []engine.Msg // valid during Handle of an overtaking message
 	storeFree engine.Time  // the writer's storage bandwidth is busy until then
@@ -102,7 +103,7 @@ func (p *proc) kill() {
 	p.storeFree = 0
 	p.timers = p.timers[:0]
 	p.urgent = p.urgent[:0]
-	p.rr = 0
+	p.rr, p.reading = 0, nil
 	for _, ch := range p.inputs {
 		ch.paused = false
 		p.sim.reset(ch)
@@ -181,11 +182,20 @@ func (p *proc) step(at engine.Time) {
 	p.wake(p.clock)
 }
 
-// nextInput picks the next channel to read from, round-robin over channels
-// with deliverable data, so no input starves another.
+// nextInput picks the next channel to read from. A network buffer is read
+// through before another input gets a turn, as Flink's input gate hands a
+// task one buffer at a time (StreamTaskNetworkInput deserialises all of its
+// records before it polls the gate again) and Storm's receive queue takes a
+// transport batch whole. Between buffers it goes round-robin over channels
+// with deliverable data, so no input starves another. A buffer is left
+// part-read only when its channel stops being deliverable: a barrier paused
+// it, or backpressure holds its next data record.
 func (p *proc) nextInput() *channel {
-	n := len(p.inputs)
 	blocked := p.full > 0
+	if ch := p.reading; ch != nil && ch.inq.pos > 0 && ch.deliverable(blocked) {
+		return ch
+	}
+	n := len(p.inputs)
 	for i := 0; i < n; i++ {
 		j := p.rr + i
 		if j >= n {
@@ -196,6 +206,7 @@ func (p *proc) nextInput() *channel {
 			if p.rr == n {
 				p.rr = 0
 			}
+			p.reading = ch
 			return ch
 		}
 	}
