@@ -20,6 +20,12 @@ import (
 // Used only in the simulator without the observer (whose reads go to the
 // output store during the run) and without test hooks that watch commits as
 // they happen; everywhere else commits are checked inline.
+//
+// The goroutine also runs the harness's other work beside the simulation
+// (background: the oracle pass, expect.go), in small steps whenever no batch
+// waits, so that the harness never has more than one goroutine of its own
+// busy beside the event loop: on a 2-core machine a third would take turns
+// with the event loop for a core and slow the run it is only checking.
 type commitPipe struct {
 	batch []queuedCommit
 	work  chan []queuedCommit
@@ -28,6 +34,9 @@ type commitPipe struct {
 	done  bool           // stopped
 	fault any            // a panic of the checking goroutine
 	check func(q *queuedCommit)
+	// background does one bounded step of other work and reports whether
+	// any is left; nil when there is none.
+	background func() bool
 }
 
 type queuedCommit struct {
@@ -40,15 +49,35 @@ type queuedCommit struct {
 // loop runs (a Sample waits for at most one batch's checking).
 const pipeBatch = 2048
 
-func newCommitPipe(check func(q *queuedCommit)) *commitPipe {
-	p := &commitPipe{work: make(chan []queuedCommit, 4), free: make(chan []queuedCommit, 6), check: check}
+func newCommitPipe(check func(q *queuedCommit), background func() bool) *commitPipe {
+	p := &commitPipe{work: make(chan []queuedCommit, 4), free: make(chan []queuedCommit, 6), check: check, background: background}
 	p.batch = make([]queuedCommit, 0, pipeBatch)
 	go p.loop(p.work)
 	return p
 }
 
 func (p *commitPipe) loop(work <-chan []queuedCommit) {
-	for b := range work {
+	bg := p.background
+	for {
+		var b []queuedCommit
+		ok := true
+		if bg != nil {
+			select {
+			case b, ok = <-work:
+			default:
+				if !bg() {
+					bg = nil
+				}
+				continue
+			}
+		} else {
+			b, ok = <-work
+		}
+		if !ok {
+			for bg != nil && bg() {
+			}
+			return
+		}
 		p.run(b)
 		select {
 		case p.free <- b[:0]:

@@ -338,7 +338,7 @@ func (r *runner) run() *Outcome {
 	if !live {
 		r.startOracle()
 		if r.obs == nil && r.commitHook == nil {
-			r.pipe = newCommitPipe(func(q *queuedCommit) { r.checkCommit(q.now, q.at, q.c) })
+			r.pipe = newCommitPipe(func(q *queuedCommit) { r.checkCommit(q.now, q.at, q.c) }, nil)
 			defer r.pipe.stop()
 		}
 	}
