@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"ftbench/engine"
 )
@@ -325,12 +326,19 @@ func (s *Sim) Capacity() int { return s.cost.ChannelBuffers * s.cost.BufferBytes
 // Send buffers are pooled by size class: class k holds slices whose
 // capacity is at least 2^k items. A sender asks for room for as many items
 // as its channel's last buffer held, so a busy channel gets a buffer that
-// will not regrow by copying, and a quiet one a small buffer. A class never
-// holds more buffers than were once in use at the same time, so the pool is
-// bounded by the run's peak of buffered records.
+// will not regrow by copying, and a quiet one a small buffer. A buffer that
+// outgrew its class comes back to a larger one, so a request takes the
+// smallest pooled buffer of up to two classes above what it asked for, and
+// the pool keeps at most poolBytes, or poolBytesPerChannel for each channel
+// if that is more, of buffers in all: a pool that only grows would hold
+// every buffer the run ever outgrew, and one too small for a wide shuffle
+// (parallelism 64 has 4 096 channels into one stage) would drop buffers
+// that the next flushes allocate again.
 const (
-	minBufClass = 6  // 64 items
-	maxBufClass = 20 // larger buffers are left to the garbage collector
+	minBufClass         = 6  // 64 items
+	maxBufClass         = 20 // larger buffers are left to the garbage collector
+	poolBytes           = 16 << 20
+	poolBytesPerChannel = 32 << 10
 )
 
 // bufClassFor is the class to take a buffer for n items from.
@@ -343,11 +351,15 @@ func (s *Sim) getBuf(n int) []item {
 	if k > maxBufClass {
 		return make([]item, 0, n)
 	}
-	pool := &s.bufPool[k-minBufClass]
-	if m := len(*pool); m > 0 {
-		b := (*pool)[m-1]
-		*pool = (*pool)[:m-1]
-		return b
+	for c := k; c <= min(k+2, maxBufClass); c++ {
+		pool := &s.bufPool[c-minBufClass]
+		if m := len(*pool); m > 0 {
+			b := (*pool)[m-1]
+			(*pool)[m-1] = nil
+			*pool = (*pool)[:m-1]
+			s.pooledBytes -= cap(b) * int(unsafe.Sizeof(item{}))
+			return b
+		}
 	}
 	return make([]item, 0, 1<<k)
 }
@@ -357,6 +369,11 @@ func (s *Sim) putBuf(b []item) {
 	if cap(b) == 0 || k < minBufClass || k > maxBufClass {
 		return
 	}
+	size := cap(b) * int(unsafe.Sizeof(item{}))
+	if s.pooledBytes+size > max(poolBytes, len(s.chans)*poolBytesPerChannel) {
+		return
+	}
+	s.pooledBytes += size
 	clear(b)
 	pool := &s.bufPool[k-minBufClass]
 	*pool = append(*pool, b[:0])

@@ -71,8 +71,9 @@ type Sim struct {
 	stopped     bool
 	processed   uint64
 
-	bufPool [maxBufClass - minBufClass + 1][][]item // send buffers by size class (channel.go)
-	netPool []*netBuf
+	bufPool     [maxBufClass - minBufClass + 1][][]item // send buffers by size class (channel.go)
+	pooledBytes int                                     // their capacity in bytes
+	netPool     []*netBuf
 
 	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
 	// when the cost model's Cores is 0 (a CPU per process).
