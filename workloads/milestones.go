@@ -56,6 +56,12 @@ const (
 	milestoneKeys = 1 << 19
 )
 
+// MilestoneKeys is the most keys the milestones copy in a pass whose keyed
+// state holds stateKeys keys (the size budget's memory model).
+func MilestoneKeys(stateKeys int64) int64 {
+	return min(stateKeys*maxMilestones, milestoneKeys)
+}
+
 // NewMilestones prepares milestones for a pass of total rounds over parts
 // partitions.
 func NewMilestones(parts int, total int64) *Milestones {
