@@ -15,11 +15,12 @@ import (
 // and the total, checks every record's effect count against the one the
 // delivery checker uses during the run, and leaves milestones along the log
 // (workloads.Milestones) from which the snapshot checks of a system's
-// Summarize get the oracle at a checkpoint's offsets without a replay. An undrained run takes a second
-// pass for the keys of effects still pending. A workload that counts its effects without the
-// oracle (workloads.EffectCounter) needs nothing per record of the log
-// during the run; any other gets a table of counts up front, one byte per
-// record, as before.
+// Summarize get the oracle at a checkpoint's offsets without a replay. An
+// undrained run takes a second pass for the keys of effects still pending.
+// A workload that counts its effects without the oracle
+// (workloads.EffectCounter) needs nothing per record of the log during the
+// run; any other gets a table of counts up front, one byte per record, as
+// before.
 
 // prepareExpected sets up the delivery checker's expected counts.
 func (r *runner) prepareExpected() {
