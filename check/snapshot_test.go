@@ -61,10 +61,27 @@ func TestConsistentCuts(t *testing.T) {
 	c.Stages[0].InFlight = nil
 	w.Plan().Stages[0].Fn(line, func(m engine.Msg) { c.Stages[1].InFlight = append(c.Stages[1].InFlight, m) })
 	cuts = append(cuts, c)
-	res := CheckSnapshots(w, cuts)
-	if res.Checked != 5 || res.Consistent != 5 || res.Inconsistent != 0 {
-		t.Fatalf("%+v", res)
+	for _, ms := range []*workloads.Milestones{nil, milestones(w, 2, 100), milestones(w, 2, 20)} {
+		res := CheckSnapshotsFrom(w, cuts, ms)
+		if res.Checked != 5 || res.Consistent != 5 || res.Inconsistent != 0 {
+			t.Fatalf("milestones of %d rounds: %+v", ms.Base([]int64{1000, 1000}), res)
+		}
 	}
+}
+
+// milestones are those the harness's oracle pass over parts x total
+// records takes.
+func milestones(w workloads.Workload, parts int, total int64) *workloads.Milestones {
+	m := workloads.NewMilestones(parts, total)
+	o := workloads.NewOracle(w)
+	for off := range total {
+		m.Take(off, o)
+		for p := range parts {
+			o.Feed(int32(p), off)
+		}
+	}
+	m.End(o)
+	return m
 }
 
 func TestInconsistentCuts(t *testing.T) {
@@ -97,12 +114,16 @@ func TestInconsistentCuts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cutAt(t, w, 9, []int64{50, 50}, []int64{2, 0})
 			tc.mutate(&c)
-			res := CheckSnapshots(w, []CheckpointCut{c})
-			if res.Inconsistent != 1 || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], tc.want) {
-				t.Fatalf("%+v, want one problem mentioning %q", res, tc.want)
-			}
-			if !strings.HasPrefix(res.Problems[0], "checkpoint 9: ") {
-				t.Fatalf("problem %q does not name the checkpoint", res.Problems[0])
+			// Replayed, and from the milestones of a pass over 100 or
+			// exactly 50 records a partition (the end of the log).
+			for _, ms := range []*workloads.Milestones{nil, milestones(w, 2, 100), milestones(w, 2, 50)} {
+				res := CheckSnapshotsFrom(w, []CheckpointCut{c}, ms)
+				if res.Inconsistent != 1 || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], tc.want) {
+					t.Fatalf("%+v, want one problem mentioning %q", res, tc.want)
+				}
+				if !strings.HasPrefix(res.Problems[0], "checkpoint 9: ") {
+					t.Fatalf("problem %q does not name the checkpoint", res.Problems[0])
+				}
 			}
 		})
 	}

@@ -42,6 +42,10 @@ const (
 	// state and visible view, the output store, the operators' state,
 	// checkpoint copies), about 40 bytes a key each.
 	bytesPerKey = 200
+	// bytesPerMilestoneKey: the oracle pass's milestones copy keyed state
+	// (workloads.Milestones), at most 8/3 slots of 16 bytes a key; they
+	// copy at most workloads.MilestoneKeys keys.
+	bytesPerMilestoneKey = 43
 	// bytesPerRoundProcess: a periodic round (checkpoint, snapshot,
 	// micro-batch, offset commit) records about 3 events per process (a
 	// barrier run: 47 events per checkpoint with 17 processes), 128 bytes
@@ -105,6 +109,7 @@ func estimateSize(in sizeInputs) Estimate {
 		min(float64(e.Records)*bytesPerInFlight, windowBytes) +
 		float64(e.Buckets)*bytesPerBucket +
 		float64(e.Keys)*bytesPerKey +
+		float64(workloads.MilestoneKeys(e.Keys))*bytesPerMilestoneKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
 		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
 	e.Bytes = int64(min(b, 1<<62))

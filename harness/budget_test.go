@@ -22,7 +22,8 @@ func TestEstimateSizeArithmetic(t *testing.T) {
 		{"a table of effect counts", sizeInputs{records: 100_000_000, table: true}, 0, 0, baseBytes + 128<<20 + 200_000_000},
 		{"buckets round up", sizeInputs{simTime: 30*engine.Second + 1, bucket: 100 * engine.Millisecond}, 301, 0, baseBytes + 301*4096},
 		{"rounds round down", sizeInputs{simTime: 30*engine.Second + 1, period: engine.Second, processes: 17}, 0, 30, baseBytes + 30*17*512},
-		{"keys", sizeInputs{keys: 10_000_000}, 0, 0, baseBytes + 2_000_000_000},
+		{"keys, and the milestones' copies up to their bound", sizeInputs{keys: 10_000_000}, 0, 0, baseBytes + 2_000_000_000 + 43<<19},
+		{"keys, and 32 milestones", sizeInputs{keys: 1000}, 0, 0, baseBytes + 200_000 + 43*32_000},
 		{"channels at twice their credit", sizeInputs{records: 1e6, hops: 3, channels: 16, creditBytes: 4 * 32768}, 0, 0, baseBytes + 32e6 + 16*4*32768*2},
 		{"channels hold at most every record once a hop", sizeInputs{records: 1000, hops: 3, channels: 16, creditBytes: 1 << 30}, 0, 0, baseBytes + 32000 + 1000*3*160},
 	} {

@@ -12,12 +12,15 @@ import (
 // The expected effects of a run come from one pass of the workload's
 // sequential oracle over the appended log, beside the simulation: it gives
 // the final state (wrong keys), each key's expected effects (the observer)
-// and the total, and checks every record's effect count against the one the
-// delivery checker uses during the run. An undrained run takes a second
-// pass for the keys of effects still pending. A workload that counts its effects without the
-// oracle (workloads.EffectCounter) needs nothing per record of the log
-// during the run; any other gets a table of counts up front, one byte per
-// record, as before.
+// and the total, checks every record's effect count against the one the
+// delivery checker uses during the run, and leaves milestones along the log
+// (workloads.Milestones) from which the snapshot checks of a system's
+// Summarize get the oracle at a checkpoint's offsets without a replay. An
+// undrained run takes a second pass for the keys of effects still pending.
+// A workload that counts its effects without the oracle
+// (workloads.EffectCounter) needs nothing per record of the log during the
+// run; any other gets a table of counts up front, one byte per record, as
+// before.
 
 // prepareExpected sets up the delivery checker's expected counts.
 func (r *runner) prepareExpected() {
@@ -70,6 +73,7 @@ type oracleOut struct {
 	sum   int64                   // effects of the whole log
 	final map[uint64]int64        // the sink's expected final state
 	want  map[uint64]check.Expect // the observer's expectations, nil without it
+	miles *workloads.Milestones   // the keyed state along the log, for snapshot checks
 	fault any                     // a panic of the pass, re-raised by the run
 }
 
@@ -103,7 +107,9 @@ func (r *runner) startOracle() {
 			out.want = map[uint64]check.Expect{}
 			o.OnEffect = expectations(out.want)
 		}
+		miles := workloads.NewMilestones(int(parts), total)
 		for off := int64(0); off < total; off++ {
+			miles.Take(off, o)
 			for p := range parts {
 				n := o.Feed(p, off)
 				if c := effectsOf(p, off); n != c {
@@ -113,6 +119,8 @@ func (r *runner) startOracle() {
 			}
 		}
 		out.final = o.Final()
+		miles.End(o)
+		out.miles = miles
 	}()
 	r.oracleDone = done
 }
@@ -123,7 +131,7 @@ func (r *runner) joinOracle() {
 	if out.fault != nil {
 		panic(out.fault) // Execute turns it into an internal error
 	}
-	r.expected, r.final, r.obsWant = out.sum, out.final, out.want
+	r.expected, r.final, r.obsWant, r.milestones = out.sum, out.final, out.want, out.miles
 }
 
 // pendingKeys are the sink keys some pending effect writes: their visible

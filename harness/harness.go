@@ -134,6 +134,9 @@ type runner struct {
 	// oracleDone delivers the oracle pass running beside the simulation
 	// (startOracle, expect.go).
 	oracleDone chan oracleOut
+	// milestones are the oracle pass's copies of the keyed state along the
+	// log, for the systems' snapshot checks (joinOracle sets them).
+	milestones *workloads.Milestones
 
 	// observation (expect.go)
 	effectsOf func(part int32, off int64) int32
@@ -534,7 +537,7 @@ func (r *runner) finish() *Outcome {
 	if sum, ok := r.sys.(systems.Summarizer); ok {
 		res.SystemMetrics = sum.Summarize(systems.RunInfo{
 			Events: r.events, Counters: r.counters, Store: r.rt.StoreValue,
-			Workload: r.w, Log: r.log, Job: r.job,
+			Workload: r.w, Log: r.log, Job: r.job, Milestones: r.milestones,
 		})
 	}
 	var files map[string][]byte

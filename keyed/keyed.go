@@ -13,6 +13,7 @@ package keyed
 
 import (
 	"math/bits"
+	"slices"
 )
 
 // Table maps uint64 keys to int64 values with open addressing and linear
@@ -158,4 +159,13 @@ func (t *Table) Map() map[uint64]int64 {
 	m := make(map[uint64]int64, t.Len())
 	t.Range(func(k uint64, v int64) { m[k] = v })
 	return m
+}
+
+// Clone returns an independent copy: one allocation and a copy of the
+// slots, far cheaper than re-inserting every key (the oracle's milestones,
+// workloads.Milestones, copy whole states this way).
+func (t *Table) Clone() *Table {
+	c := *t
+	c.slots = slices.Clone(t.slots)
+	return &c
 }

@@ -111,3 +111,35 @@ func BenchmarkGoMap(b *testing.B) {
 		m[k] = m[k] + 1
 	}
 }
+
+// TestCloneIsIndependent: a clone holds the same keys and values, and
+// writes to either side (updates, inserts that grow the table, key 0) do
+// not show through in the other.
+func TestCloneIsIndependent(t *testing.T) {
+	tab := New(0)
+	for k := range uint64(100) {
+		tab.Set(k, int64(k)*10)
+	}
+	c := tab.Clone()
+	if c.Len() != tab.Len() {
+		t.Fatalf("clone has %d keys, original %d", c.Len(), tab.Len())
+	}
+	for k := range uint64(100) {
+		if c.Get(k) != int64(k)*10 {
+			t.Fatalf("clone: key %d holds %d, want %d", k, c.Get(k), k*10)
+		}
+	}
+	c.Set(5, -1)
+	c.Set(0, -2)
+	for k := uint64(1000); k < 2000; k++ { // grows the clone's slots
+		c.Set(k, 1)
+	}
+	p, _ := tab.Ptr(7)
+	*p = -3
+	if tab.Get(5) != 50 || tab.Get(0) != 0 || tab.Len() != 100 {
+		t.Fatalf("a write to the clone showed in the original: key 5 %d, key 0 %d, %d keys", tab.Get(5), tab.Get(0), tab.Len())
+	}
+	if c.Get(7) != 70 {
+		t.Fatalf("a write to the original showed in the clone: key 7 %d", c.Get(7))
+	}
+}

@@ -119,6 +119,10 @@ type RunInfo struct {
 	Workload workloads.Workload
 	Log      *workloads.Log
 	Job      Job
+	// Milestones are the oracle pass's copies of the oracle's keyed state
+	// along the log (nil: none), for snapshot checks
+	// (check.CheckSnapshotsFrom) that would otherwise replay the log.
+	Milestones *workloads.Milestones
 }
 
 var registry = map[string]System{}

@@ -74,6 +74,24 @@ func (o *Oracle) State(i int) map[uint64]int64 { return o.states[i].Map() }
 // Final is a copy of the sink's visible state after everything fed so far.
 func (o *Oracle) Final() map[uint64]int64 { return o.final.Map() }
 
+// keys is the number of keys over the keyed stages' states.
+func (o *Oracle) keys() int {
+	n := 0
+	for _, t := range o.states {
+		n += t.Len()
+	}
+	return n
+}
+
+// cloneStates copies the keyed stages' states (not the sink's).
+func (o *Oracle) cloneStates() []*keyed.Table {
+	c := make([]*keyed.Table, len(o.states))
+	for i, t := range o.states {
+		c[i] = t.Clone()
+	}
+	return c
+}
+
 // Expected feeds every appended record (appended[p] records of partition p)
 // in offset order, interleaving partitions, and returns the per-record effect
 // counts (for the delivery checker), their total and the final state.

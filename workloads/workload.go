@@ -42,6 +42,16 @@ type Stage struct {
 	// Fn is a stateless stage (map, flatMap, filter).
 	Fn func(m engine.Msg, emit func(engine.Msg))
 	// Update is a keyed stage: state is the state of key m.Key (0 when new).
+	//
+	// Contract: the state every keyed stage of a plan holds after a set of
+	// source records depends only on the set, not on the order the records
+	// came in (every Update here is a cumulative sum: word counts, debits,
+	// credits). What it emits may follow the order (a running count); the
+	// state may not. Snapshot checks rely on it: they compare a
+	// checkpoint's state with the oracle fed the checkpoint's prefix
+	// partition by partition, or continued from a copy the oracle pass
+	// took (Milestones), never in an order a system saw.
+	// TestKeyedStateIgnoresOrder holds every registered workload to it.
 	Update func(state *int64, m engine.Msg, emit func(engine.Msg))
 	// Sink marks the last stage: every record reaching it is one effect,
 	// making Val visible for Key.

@@ -231,11 +231,13 @@
 // # Snapshot consistency
 //
 // Summarize checks every completed checkpoint still in the store
-// (check.CheckSnapshots): the persisted keyed state plus channel state,
+// (check.CheckSnapshotsFrom): the persisted keyed state plus channel state,
 // drained through the plan, must equal the workload oracle's state at the
 // recorded source offsets, and channel state must lie inside those offsets.
-// The oracle is fed incrementally in checkpoint order, so the check costs
-// one pass over the log. An incremental snapshot is checked as the state
+// The oracle starts from the harness oracle pass's milestone nearest below
+// a checkpoint (RunInfo.Milestones) and is fed on in checkpoint order, so
+// the check costs at most one pass over the log, and a checkpoint at the
+// end of the log none. An incremental snapshot is checked as the state
 // its chain gives. The check covers the retained checkpoints
 // (--checkpoints-retained: 1 by default, 64 covers about a minute at the
 // default interval); older ones are counted as snapshots_not_retained. Results: snapshots_checked,

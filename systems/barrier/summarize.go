@@ -240,7 +240,7 @@ func checkRun(r systems.RunInfo, completed []int64) (res check.SnapshotResult, m
 		}
 		cuts = append(cuts, cut)
 	}
-	got := check.CheckSnapshots(r.Workload, cuts)
+	got := check.CheckSnapshotsFrom(r.Workload, cuts, r.Milestones)
 	got.Problems = append(res.Problems, got.Problems...)
 	return got, missing, unretained
 }

@@ -10,10 +10,11 @@ import (
 	"ftbench/workloads"
 )
 
-// Auditing a dataflow checkpoint: check.CheckSnapshots restores it, drains
+// Auditing a dataflow checkpoint: check.CheckSnapshotsFrom restores it, drains
 // its channel state through the plan and compares the keyed state with the
-// oracle at the checkpoint's source offsets (exact for the order-insensitive
-// stages of every workload here). For a workload with a conservation law
+// oracle at the checkpoint's source offsets (exact since keyed state ignores
+// the order of records, the contract on workloads.Stage.Update), started
+// from the harness oracle pass's milestones rather than a replay. For a workload with a conservation law
 // (workloads.Ledger: bank) the money in the recorded state and channel
 // state is summed as well: zero for a consistent checkpoint.
 
@@ -88,7 +89,7 @@ func summarizeDAG(r systems.RunInfo) map[string]any {
 			}
 		}
 	}
-	res := check.CheckSnapshots(r.Workload, cuts)
+	res := check.CheckSnapshotsFrom(r.Workload, cuts, r.Milestones)
 	problems = append(res.Problems, problems...)
 	m := map[string]any{
 		"snapshots_taken":        taken,
