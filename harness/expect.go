@@ -77,52 +77,92 @@ type oracleOut struct {
 	fault any                     // a panic of the pass, re-raised by the run
 }
 
-// startOracle starts the oracle pass: it feeds every appended record
+// startOracle prepares the oracle pass: it feeds every appended record
 // through the oracle, in offset order with partitions interleaved (the
 // order that defines the expected output). The log is fixed before the run
 // (the source appends on a schedule, whatever the system does), so the pass
 // needs nothing from the simulation and runs beside it, on the machine's
 // other core, with a workload instance of its own: the checks wait for it
 // only if it is still going when the simulation ends. Its results do not
-// depend on the timing, so a run stays reproducible.
-func (r *runner) startOracle() {
+// depend on the timing, so a run stays reproducible. The caller runs it: in
+// steps on the commit pipe's goroutine (commits.go), or on a goroutine of
+// its own (run).
+func (r *runner) startOracle() *oraclePass {
 	done := make(chan oracleOut, 1)
 	w, err := r.newWorkload()
 	if err != nil {
 		panic(err) // the same workload was built before the run
 	}
-	total, parts, observe := r.log.Total(), int32(r.cfg.Parallelism), r.obs != nil && hasSink(w)
-	effectsOf := r.effectsOf
+	ps := &oraclePass{w: w, o: workloads.NewOracle(w), total: r.log.Total(), parts: int32(r.cfg.Parallelism), done: done}
+	ps.effectsOf = r.effectsOf
 	if c, ok := w.(workloads.EffectCounter); ok {
-		effectsOf = c.Effects // the run's own counter belongs to the simulation's goroutine
+		ps.effectsOf = c.Effects // the run's own counter belongs to the simulation's goroutine
 	}
-	go func() {
-		var out oracleOut
-		defer func() {
-			out.fault = recover()
-			done <- out
-		}()
-		o := workloads.NewOracle(w)
-		if observe {
-			out.want = map[uint64]check.Expect{}
-			o.OnEffect = expectations(out.want)
-		}
-		miles := workloads.NewMilestones(int(parts), total)
-		for off := int64(0); off < total; off++ {
-			miles.Take(off, o)
-			for p := range parts {
-				n := o.Feed(p, off)
-				if c := effectsOf(p, off); n != c {
-					panic(fmt.Sprintf("workload %s: record %d/%d has %d effects, but its effect counter said %d", w.Name(), p, off, n, c))
-				}
-				out.sum += int64(n)
-			}
-		}
-		out.final = o.Final()
-		miles.End(o)
-		out.miles = miles
-	}()
+	if r.obs != nil && hasSink(w) {
+		ps.out.want = map[uint64]check.Expect{}
+		ps.o.OnEffect = expectations(ps.out.want)
+	}
+	ps.miles = workloads.NewMilestones(int(ps.parts), ps.total)
+	ps.rounds = max(1, oracleStepRecords/int64(ps.parts))
 	r.oracleDone = done
+	return ps
+}
+
+// oraclePass is the oracle's walk over the log, resumable, so that it can
+// run in steps between the commit pipe's batches. Invariant: rounds [0,
+// off) of the log (one record of every partition each) have been fed, and
+// once off reaches total the result has been sent on done exactly once
+// (also when a step panics: the fault goes with it).
+type oraclePass struct {
+	w         workloads.Workload
+	o         *workloads.Oracle
+	miles     *workloads.Milestones
+	effectsOf func(p int32, off int64) int32
+	total     int64
+	parts     int32
+	off       int64
+	rounds    int64 // rounds per step
+	out       oracleOut
+	done      chan<- oracleOut
+}
+
+// oracleStepRecords is about how many records one step feeds: little
+// enough that a batch of commits waits a fraction of a millisecond for it.
+const oracleStepRecords = 2048
+
+// step feeds the next rounds and reports whether any are left.
+func (ps *oraclePass) step() (more bool) {
+	defer func() {
+		if f := recover(); f != nil {
+			ps.out.fault, ps.off = f, ps.total
+			ps.done <- ps.out
+			more = false
+		}
+	}()
+	for end := min(ps.total, ps.off+ps.rounds); ps.off < end; ps.off++ {
+		ps.miles.Take(ps.off, ps.o)
+		for p := range ps.parts {
+			n := ps.o.Feed(p, ps.off)
+			if c := ps.effectsOf(p, ps.off); n != c {
+				panic(fmt.Sprintf("workload %s: record %d/%d has %d effects, but its effect counter said %d", ps.w.Name(), p, ps.off, n, c))
+			}
+			ps.out.sum += int64(n)
+		}
+	}
+	if ps.off < ps.total {
+		return true
+	}
+	ps.out.final = ps.o.Final()
+	ps.miles.End(ps.o)
+	ps.out.miles = ps.miles
+	ps.done <- ps.out
+	return false
+}
+
+// run feeds the whole pass (on a goroutine of its own).
+func (ps *oraclePass) run() {
+	for ps.step() {
+	}
 }
 
 // joinOracle waits for the oracle pass and takes its results.

@@ -134,6 +134,9 @@ type runner struct {
 	// oracleDone delivers the oracle pass running beside the simulation
 	// (startOracle, expect.go).
 	oracleDone chan oracleOut
+	// lagSamples are the lags the commit pipe's checker took at Samples
+	// since the last sync (syncCommits puts them in the series).
+	lagSamples []lagSample
 	// milestones are the oracle pass's copies of the keyed state along the
 	// log, for the systems' snapshot checks (joinOracle sets them).
 	milestones *workloads.Milestones
@@ -339,10 +342,21 @@ func (r *runner) run() *Outcome {
 	// says), so there it starts when the run is over.
 	live := r.cfg.runtime() == RuntimeLive
 	if !live {
-		r.startOracle()
+		pass := r.startOracle()
 		if r.obs == nil && r.commitHook == nil {
-			r.pipe = newCommitPipe(func(q *queuedCommit) { r.checkCommit(q.now, q.at, q.c) }, nil)
+			// One goroutine checks the commits and, between batches,
+			// feeds the oracle pass, so that the harness's own work
+			// never takes turns with the event loop for a core.
+			r.pipe = newCommitPipe(func(q *queuedCommit) {
+				if q.sample {
+					r.lagSamples = append(r.lagSamples, lagSample{at: q.at, lag: r.lag(q.at)})
+					return
+				}
+				r.checkCommit(q.now, q.at, q.c)
+			}, pass.step)
 			defer r.pipe.stop()
+		} else {
+			go pass.run()
 		}
 	}
 	r.series = metrics.NewSeries(r.cfg.Bucket)
@@ -363,7 +377,7 @@ func (r *runner) run() *Outcome {
 	r.simWall = time.Since(simStart)
 	r.setPhase(PhaseChecking)
 	if live {
-		r.startOracle()
+		go r.startOracle().run()
 	}
 	r.syncCommits()
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
@@ -401,11 +415,24 @@ func (r *runner) checkCommit(now, at engine.Time, c engine.Commit) {
 	r.store.report(now, at, c, status)
 }
 
-// syncCommits makes the checkers current before the event loop reads them.
+// syncCommits makes the checkers current before the event loop reads them,
+// and takes the lag samples the checker took meanwhile into the series, in
+// order.
 func (r *runner) syncCommits() {
 	if r.pipe != nil {
 		r.pipe.sync()
+		for _, s := range r.lagSamples {
+			r.series.Lag(s.at, s.lag)
+		}
+		r.lagSamples = r.lagSamples[:0]
 	}
+}
+
+// lagSample is the source lag at a Sample, taken by the commit pipe's
+// checker.
+type lagSample struct {
+	at  engine.Time
+	lag int64
 }
 
 func (r *runner) Event(e engine.Event) {
@@ -420,6 +447,12 @@ func (r *runner) Event(e engine.Event) {
 func (r *runner) Count(name string, delta int64) { r.counters[name] += delta }
 
 func (r *runner) Sample(at engine.Time) {
+	if r.pipe != nil && !r.drained && at < r.cfg.Duration {
+		// Nothing to decide before the input ends: the lag can wait for
+		// the checker (commitPipe.mark), so the event loop does not.
+		r.pipe.mark(at)
+		return
+	}
 	r.syncCommits()
 	r.series.Lag(at, r.lag(at))
 	if r.drained {
