@@ -6,13 +6,15 @@ import (
 	"ftbench/engine"
 )
 
-// commitPipe hands the run's commits to the delivery checker and the output
-// store on a goroutine of their own, so that checking a simulated run uses
-// the machine's second core instead of the event loop's. It models nothing
-// of the system under test; it only moves the harness's bookkeeping.
+// commitPipe hands the run's commits to the delivery checker, the output
+// store, the latency histogram and the time series on a goroutine of their
+// own, so that checking a simulated run uses the machine's second core
+// instead of the event loop's. It models nothing of the system under test;
+// it only moves the harness's bookkeeping.
 //
-// Invariant: whenever the event loop reads what the checkers computed (a
-// drain test, the end of the run), sync has run first, so the checkers have
+// Invariant: whenever the event loop reads what the checkers computed or
+// touches the series (a drain test, a Sample after the input ended, the end
+// of the run), sync has run first, so the checkers have
 // taken every commit reported so far, in report order — exactly what they
 // would hold had each commit been checked inline. A Sample before the end
 // of the input does not wait: it queues a marker (mark), and the checker
@@ -44,11 +46,24 @@ type commitPipe struct {
 type queuedCommit struct {
 	now, at engine.Time
 	c       engine.Commit
-	// sample marks not a commit but a Sample at instant at: the checker
-	// takes the source lag there, after exactly the commits reported
-	// before it, as the event loop would have after a sync.
-	sample bool
+	kind    queuedKind
 }
+
+// queuedKind says what a queued entry is: a commit, or one of the things
+// the event loop hands the checker in order with the commits, because the
+// checker owns what they update (the time series) until the next sync.
+type queuedKind uint8
+
+const (
+	queuedCommitKind queuedKind = iota
+	// queuedSample is a Sample at instant at: the checker takes the source
+	// lag there, after exactly the commits reported before it, as the
+	// event loop would have after a sync.
+	queuedSample
+	// queuedCheckpoint is a completed checkpoint at instant at, its
+	// duration in c.Value.
+	queuedCheckpoint
+)
 
 // pipeBatch commits go over at once: large enough that handing a batch over
 // costs nothing per commit, small enough that the checker works while the
@@ -114,9 +129,9 @@ func (p *commitPipe) run(b []queuedCommit) {
 	}
 }
 
-// mark queues a Sample at instant at.
-func (p *commitPipe) mark(at engine.Time) {
-	p.batch = append(p.batch, queuedCommit{at: at, sample: true})
+// mark queues an entry of kind k (not a commit) at instant at.
+func (p *commitPipe) mark(k queuedKind, at engine.Time, value int64) {
+	p.batch = append(p.batch, queuedCommit{at: at, c: engine.Commit{Value: value}, kind: k})
 	if len(p.batch) == pipeBatch {
 		p.send()
 	}

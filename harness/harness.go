@@ -134,9 +134,6 @@ type runner struct {
 	// oracleDone delivers the oracle pass running beside the simulation
 	// (startOracle, expect.go).
 	oracleDone chan oracleOut
-	// lagSamples are the lags the commit pipe's checker took at Samples
-	// since the last sync (syncCommits puts them in the series).
-	lagSamples []lagSample
 	// milestones are the oracle pass's copies of the keyed state along the
 	// log, for the systems' snapshot checks (joinOracle sets them).
 	milestones *workloads.Milestones
@@ -347,13 +344,7 @@ func (r *runner) run() *Outcome {
 			// One goroutine checks the commits and, between batches,
 			// feeds the oracle pass, so that the harness's own work
 			// never takes turns with the event loop for a core.
-			r.pipe = newCommitPipe(func(q *queuedCommit) {
-				if q.sample {
-					r.lagSamples = append(r.lagSamples, lagSample{at: q.at, lag: r.lag(q.at)})
-					return
-				}
-				r.checkCommit(q.now, q.at, q.c)
-			}, pass.step)
+			r.pipe = newCommitPipe(r.takeQueued, pass.step)
 			defer r.pipe.stop()
 		} else {
 			go pass.run()
@@ -395,14 +386,35 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	// order by up to a CPU slice, so the checker keeps the latest.
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	r.bursts.Commit(at)
-	lat := at - c.Born
-	r.series.Commit(at, lat)
-	r.latency.Add(lat)
 	if r.pipe != nil {
 		r.pipe.add(r.rt.Now(), at, c)
 		return
 	}
+	r.measureCommit(at, c)
 	r.checkCommit(r.rt.Now(), at, c)
+}
+
+// measureCommit adds a commit to the latency histogram and the time series
+// (inline, or on the commit pipe's goroutine, which then owns both until
+// the next sync).
+func (r *runner) measureCommit(at engine.Time, c engine.Commit) {
+	lat := at - c.Born
+	r.series.Commit(at, lat)
+	r.latency.Add(lat)
+}
+
+// takeQueued is the commit pipe's checker: what the event loop queued, in
+// the order it queued it.
+func (r *runner) takeQueued(q *queuedCommit) {
+	switch q.kind {
+	case queuedSample:
+		r.series.Lag(q.at, r.lag(q.at))
+	case queuedCheckpoint:
+		r.series.Checkpoint(q.at, engine.Time(q.c.Value))
+	default:
+		r.measureCommit(q.at, q.c)
+		r.checkCommit(q.now, q.at, q.c)
+	}
 }
 
 // checkCommit gives a commit to the delivery checker and the output store
@@ -415,24 +427,12 @@ func (r *runner) checkCommit(now, at engine.Time, c engine.Commit) {
 	r.store.report(now, at, c, status)
 }
 
-// syncCommits makes the checkers current before the event loop reads them,
-// and takes the lag samples the checker took meanwhile into the series, in
-// order.
+// syncCommits makes the checkers, the latency histogram and the time series
+// current before the event loop reads them or writes the series itself.
 func (r *runner) syncCommits() {
 	if r.pipe != nil {
 		r.pipe.sync()
-		for _, s := range r.lagSamples {
-			r.series.Lag(s.at, s.lag)
-		}
-		r.lagSamples = r.lagSamples[:0]
 	}
-}
-
-// lagSample is the source lag at a Sample, taken by the commit pipe's
-// checker.
-type lagSample struct {
-	at  engine.Time
-	lag int64
 }
 
 func (r *runner) Event(e engine.Event) {
@@ -440,7 +440,11 @@ func (r *runner) Event(e engine.Event) {
 	if e.Kind == "checkpoint_completed" {
 		// Recorded by systems/internal/checkpoint with the trigger-to-
 		// complete duration as Value.
-		r.series.Checkpoint(e.Time, engine.Time(e.Value))
+		if r.pipe != nil {
+			r.pipe.mark(queuedCheckpoint, e.Time, e.Value)
+		} else {
+			r.series.Checkpoint(e.Time, engine.Time(e.Value))
+		}
 	}
 }
 
@@ -450,7 +454,7 @@ func (r *runner) Sample(at engine.Time) {
 	if r.pipe != nil && !r.drained && at < r.cfg.Duration {
 		// Nothing to decide before the input ends: the lag can wait for
 		// the checker (commitPipe.mark), so the event loop does not.
-		r.pipe.mark(at)
+		r.pipe.mark(queuedSample, at, 0)
 		return
 	}
 	r.syncCommits()
