@@ -139,7 +139,7 @@ func (p *commitPipe) mark(k queuedKind, at engine.Time, value int64) {
 
 // add queues one commit.
 func (p *commitPipe) add(now, at engine.Time, c engine.Commit) {
-	p.batch = append(p.batch, queuedCommit{now: now, at: at, c: c})
+	p.batch = append(p.batch, queuedCommit{now: now, at: at, c: c, kind: queuedCommitKind})
 	if len(p.batch) == pipeBatch {
 		p.send()
 	}

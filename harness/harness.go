@@ -411,7 +411,7 @@ func (r *runner) takeQueued(q *queuedCommit) {
 		r.series.Lag(q.at, r.lag(q.at))
 	case queuedCheckpoint:
 		r.series.Checkpoint(q.at, engine.Time(q.c.Value))
-	default:
+	case queuedCommitKind:
 		r.measureCommit(q.at, q.c)
 		r.checkCommit(q.now, q.at, q.c)
 	}
