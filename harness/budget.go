@@ -36,8 +36,12 @@ const (
 	// bytesPerBucket: one time-series bucket holds a latency histogram
 	// (57 chunk pointers, and a 1 KiB chunk per octave of latency seen),
 	// its counters, its row and its staleness: about 2 KiB, doubled for
-	// slice growth.
-	bytesPerBucket = 4 << 10
+	// slice growth. In the simulator a finished bucket keeps only its
+	// quantiles (metrics.Series.Seal): its counters, row and staleness,
+	// bytesPerSealedBucket with the slice growth; only a live run holds a
+	// histogram for every bucket.
+	bytesPerBucket       = 4 << 10
+	bytesPerSealedBucket = 512
 	// bytesPerKey: each map holding every key of keyed state (the oracle's
 	// state and visible view, the output store, the operators' state,
 	// checkpoint copies), about 40 bytes a key each.
@@ -85,6 +89,7 @@ type sizeInputs struct {
 	table       bool // the workload's effect counts are a table, a byte a record
 	simTime     engine.Time
 	bucket      engine.Time
+	sealed      bool        // finished buckets keep only their quantiles (the simulator)
 	period      engine.Time // shortest periodic option, 0 if none
 	processes   int
 	channels    int64
@@ -107,13 +112,20 @@ func estimateSize(in sizeInputs) Estimate {
 	b := float64(baseBytes) +
 		perRecord(in) +
 		min(float64(e.Records)*bytesPerInFlight, windowBytes) +
-		float64(e.Buckets)*bytesPerBucket +
+		float64(e.Buckets)*bucketBytes(in.sealed) +
 		float64(e.Keys)*bytesPerKey +
 		float64(workloads.MilestoneKeys(e.Keys))*bytesPerMilestoneKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
 		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
 	e.Bytes = int64(min(b, 1<<62))
 	return e
+}
+
+func bucketBytes(sealed bool) float64 {
+	if sealed {
+		return bytesPerSealedBucket
+	}
+	return bytesPerBucket
 }
 
 // perRecord is what the log costs record by record: a table of effect
@@ -134,6 +146,7 @@ func (r *runner) estimate() Estimate {
 		// Duration+drainMax.
 		simTime:     r.cfg.Duration + r.drainMax + r.settle,
 		bucket:      r.cfg.Bucket,
+		sealed:      r.cfg.runtime() != RuntimeLive,
 		processes:   len(r.dep.Procs),
 		table:       !isEffectCounter(r.w),
 		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),

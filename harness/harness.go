@@ -390,15 +390,23 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 		r.pipe.add(r.rt.Now(), at, c)
 		return
 	}
-	r.measureCommit(at, c)
-	r.checkCommit(r.rt.Now(), at, c)
+	now := r.rt.Now()
+	r.measureCommit(now, at, c)
+	r.checkCommit(now, at, c)
 }
 
-// measureCommit adds a commit to the latency histogram and the time series
-// (inline, or on the commit pipe's goroutine, which then owns both until
-// the next sync).
-func (r *runner) measureCommit(at engine.Time, c engine.Commit) {
+// measureCommit adds a commit reported at instant now to the latency
+// histogram and the time series (inline, or on the commit pipe's
+// goroutine, which then owns both until the next sync). In the simulator a
+// commit is reported at or before its own time (at >= now), so the buckets
+// that ended a bucket before now are complete and keep only their
+// quantiles (Series.Seal): the series of a long run stays small. A live
+// run's clocks give no such bound to the harness, and it is short.
+func (r *runner) measureCommit(now, at engine.Time, c engine.Commit) {
 	lat := at - c.Born
+	if r.cfg.runtime() != RuntimeLive {
+		r.series.Seal(now - r.cfg.Bucket)
+	}
 	r.series.Commit(at, lat)
 	r.latency.Add(lat)
 }
@@ -412,7 +420,7 @@ func (r *runner) takeQueued(q *queuedCommit) {
 	case queuedCheckpoint:
 		r.series.Checkpoint(q.at, engine.Time(q.c.Value))
 	case queuedCommitKind:
-		r.measureCommit(q.at, q.c)
+		r.measureCommit(q.now, q.at, q.c)
 		r.checkCommit(q.now, q.at, q.c)
 	}
 }

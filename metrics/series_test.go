@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"ftbench/engine"
@@ -210,4 +211,50 @@ func TestCycleThroughput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Sealing keeps each finished bucket's quantiles exactly as an unsealed
+// series reports them, step by step as the run goes on, holds histograms
+// only for the buckets still open, and refuses a commit into a sealed
+// bucket.
+func TestSeriesSealKeepsQuantiles(t *testing.T) {
+	const bucket = 100 * engine.Millisecond
+	plain, sealed := NewSeries(bucket), NewSeries(bucket)
+	r := rand.New(rand.NewPCG(7, 7))
+	for now := engine.Time(0); now < 3*engine.Second; now += engine.Millisecond {
+		sealed.Seal(now - bucket)
+		for k := 0; k < 20; k++ {
+			at := now + engine.Time(r.Int64N(int64(engine.Millisecond)))
+			lat := engine.Time(r.Int64N(int64(2 * engine.Second)))
+			plain.Commit(at, lat)
+			sealed.Commit(at, lat)
+		}
+	}
+	if sealed.sealed < 25 {
+		t.Fatalf("only %d of 30 buckets sealed", sealed.sealed)
+	}
+	held := 0
+	for i := range sealed.buckets {
+		if sealed.buckets[i].lat != nil {
+			held++
+		}
+	}
+	if held > 3 {
+		t.Errorf("%d buckets still hold a histogram, want at most the last 3", held)
+	}
+	want, got := plain.Rows(), sealed.Rows()
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("a commit into a sealed bucket was taken")
+		}
+	}()
+	sealed.Commit(engine.Millisecond, 1)
 }
