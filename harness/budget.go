@@ -85,11 +85,13 @@ type Estimate struct {
 
 // sizeInputs is what the memory model reads from a prepared run.
 type sizeInputs struct {
-	records     int64
-	table       bool // the workload's effect counts are a table, a byte a record
-	simTime     engine.Time
-	bucket      engine.Time
-	sealed      bool        // finished buckets keep only their quantiles (the simulator)
+	records int64
+	table   bool // the workload's effect counts are a table, a byte a record
+	simTime engine.Time
+	bucket  engine.Time
+	// sim: the simulator, where finished buckets keep only their quantiles
+	// and the commit pipe queues up to pipeQueueBytes (commits.go).
+	sim         bool
 	period      engine.Time // shortest periodic option, 0 if none
 	processes   int
 	channels    int64
@@ -112,7 +114,8 @@ func estimateSize(in sizeInputs) Estimate {
 	b := float64(baseBytes) +
 		perRecord(in) +
 		min(float64(e.Records)*bytesPerInFlight, windowBytes) +
-		float64(e.Buckets)*bucketBytes(in.sealed) +
+		float64(e.Buckets)*bucketBytes(in.sim) +
+		pipeBytes(in.sim) +
 		float64(e.Keys)*bytesPerKey +
 		float64(workloads.MilestoneKeys(e.Keys))*bytesPerMilestoneKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
@@ -121,11 +124,18 @@ func estimateSize(in sizeInputs) Estimate {
 	return e
 }
 
-func bucketBytes(sealed bool) float64 {
-	if sealed {
+func bucketBytes(sim bool) float64 {
+	if sim {
 		return bytesPerSealedBucket
 	}
 	return bytesPerBucket
+}
+
+func pipeBytes(sim bool) float64 {
+	if sim {
+		return pipeQueueBytes
+	}
+	return 0
 }
 
 // perRecord is what the log costs record by record: a table of effect
@@ -146,7 +156,7 @@ func (r *runner) estimate() Estimate {
 		// Duration+drainMax.
 		simTime:     r.cfg.Duration + r.drainMax + r.settle,
 		bucket:      r.cfg.Bucket,
-		sealed:      r.cfg.runtime() != RuntimeLive,
+		sim:         r.cfg.runtime() != RuntimeLive,
 		processes:   len(r.dep.Procs),
 		table:       !isEffectCounter(r.w),
 		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
