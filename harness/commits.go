@@ -139,15 +139,16 @@ func (p *commitPipe) run(b []queuedCommit) {
 
 // mark queues an entry of kind k (not a commit) at instant at.
 func (p *commitPipe) mark(k queuedKind, at engine.Time, value int64) {
-	p.batch = append(p.batch, queuedCommit{at: at, c: engine.Commit{Value: value}, kind: k})
-	if len(p.batch) == pipeBatch {
-		p.send()
-	}
+	p.push(queuedCommit{at: at, c: engine.Commit{Value: value}, kind: k})
 }
 
 // add queues one commit.
 func (p *commitPipe) add(now, at engine.Time, c engine.Commit) {
-	p.batch = append(p.batch, queuedCommit{now: now, at: at, c: c, kind: queuedCommitKind})
+	p.push(queuedCommit{now: now, at: at, c: c, kind: queuedCommitKind})
+}
+
+func (p *commitPipe) push(q queuedCommit) {
+	p.batch = append(p.batch, q)
 	if len(p.batch) == pipeBatch {
 		p.send()
 	}

@@ -137,6 +137,9 @@ type runner struct {
 	// milestones are the oracle pass's copies of the keyed state along the
 	// log, for the systems' snapshot checks (joinOracle sets them).
 	milestones *workloads.Milestones
+	// seal: finished time-series buckets keep only their quantiles
+	// (measureCommit); the simulator's runs.
+	seal bool
 
 	// observation (expect.go)
 	effectsOf func(part int32, off int64) int32
@@ -338,6 +341,7 @@ func (r *runner) run() *Outcome {
 	// harness's own work comes after, as the live runtime's accounting
 	// says), so there it starts when the run is over.
 	live := r.cfg.runtime() == RuntimeLive
+	r.seal = !live
 	if !live {
 		pass := r.startOracle()
 		if r.obs == nil && r.commitHook == nil {
@@ -386,11 +390,11 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	// order by up to a CPU slice, so the checker keeps the latest.
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	r.bursts.Commit(at)
+	now := r.rt.Now()
 	if r.pipe != nil {
-		r.pipe.add(r.rt.Now(), at, c)
+		r.pipe.add(now, at, c)
 		return
 	}
-	now := r.rt.Now()
 	r.measureCommit(now, at, c)
 	r.checkCommit(now, at, c)
 }
@@ -404,7 +408,7 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 // run's clocks give no such bound to the harness, and it is short.
 func (r *runner) measureCommit(now, at engine.Time, c engine.Commit) {
 	lat := at - c.Born
-	if r.cfg.runtime() != RuntimeLive {
+	if r.seal {
 		r.series.Seal(now - r.cfg.Bucket)
 	}
 	r.series.Commit(at, lat)

@@ -47,7 +47,6 @@ type seriesBucket struct {
 	// (nil before its first commit and after sealing); p50 and p99 are its
 	// quantiles once sealed.
 	lat           *Histogram
-	sealed        bool
 	p50, p99      engine.Time
 	checkpoints   int64
 	checkpointMax engine.Time
@@ -128,7 +127,6 @@ func (s *Series) Seal(t engine.Time) {
 			}
 			b.lat = nil
 		}
-		b.sealed = true
 		s.sealed++
 	}
 }
@@ -169,7 +167,7 @@ func (s *Series) Rows() []Row {
 			r.Staleness = s.staleness[i]
 		}
 		switch {
-		case b.sealed:
+		case i < s.sealed:
 			r.P50, r.P99 = b.p50, b.p99
 		case b.lat != nil && b.lat.Count() > 0:
 			r.P50 = b.lat.Quantile(0.50)

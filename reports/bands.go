@@ -35,6 +35,7 @@ import (
 // declared failed at start + detect-delay when it outlasts it.
 type band struct {
 	Kind     string
+	Master   bool // a crash of the master node, not a worker
 	Label    string
 	Start    float64 // s
 	End      float64 // s
@@ -82,7 +83,7 @@ func faultBands(runs []*sweep.StoredRun) []band {
 			continue
 		}
 		kind, _, _ := strings.Cut(e.Note, "@")
-		b := band{Kind: kind, Start: secs(e.Time), End: -1}
+		b := band{Kind: kind, Master: masterCrash(r, e.Note), Start: secs(e.Time), End: -1}
 		if kind == "crash" {
 			for _, c := range r.Events[i:] {
 				if c.Kind == "worker_crash" && c.Time == e.Time {
@@ -110,7 +111,7 @@ func faultBands(runs []*sweep.StoredRun) []band {
 			if err != nil {
 				continue
 			}
-			b := band{Kind: string(sp.Kind), Start: secs(sp.At), End: specEnd(r, f, secs(sp.At))}
+			b := band{Kind: string(sp.Kind), Master: sp.Kind == faults.Crash && sp.Master, Start: secs(sp.At), End: specEnd(r, f, secs(sp.At))}
 			b.Label = bandLabel(f, b)
 			bands = append(bands, b)
 		}
@@ -119,7 +120,7 @@ func faultBands(runs []*sweep.StoredRun) []band {
 		b := &bands[i]
 		switch {
 		case detect <= 0:
-		case b.Kind == "crash" && !strings.Contains(b.Label, "crash master"):
+		case b.Kind == "crash" && !b.Master:
 			b.Detected = b.Start + detect
 		case (b.Kind == "pause" || b.Kind == "partition") && b.End-b.Start > detect:
 			b.Detected = b.Start + detect
@@ -127,6 +128,12 @@ func faultBands(runs []*sweep.StoredRun) []band {
 	}
 	sort.SliceStable(bands, func(i, j int) bool { return bands[i].Start < bands[j].Start })
 	return bands
+}
+
+// masterCrash reports whether spec is a crash of the master node.
+func masterCrash(r *sweep.StoredRun, spec string) bool {
+	sp, err := faults.Parse(spec, faults.Defaults{Duration: engine.Time(r.Result.Config.DurationS * 1e9)})
+	return err == nil && sp.Kind == faults.Crash && sp.Master
 }
 
 // specEnd is a fault's end from its spec: the window's end, or for a crash
@@ -218,12 +225,11 @@ const headroom = 1.3
 func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 	// A crash band is a worker's or the master node's downtime; the
 	// legend names what the plot shows.
-	var workerCrash, masterCrash bool
+	var anyWorker, anyMaster bool
 	for _, b := range bands {
 		if b.Kind == "crash" {
-			master := strings.Contains(b.Label, "crash master")
-			masterCrash = masterCrash || master
-			workerCrash = workerCrash || !master
+			anyMaster = anyMaster || b.Master
+			anyWorker = anyWorker || !b.Master
 		}
 	}
 	seen := map[string]bool{}
@@ -236,9 +242,9 @@ func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 		switch b.Kind {
 		case "crash":
 			switch {
-			case workerCrash && masterCrash:
+			case anyWorker && anyMaster:
 				name = "crash: worker or master down"
-			case masterCrash:
+			case anyMaster:
 				name = "crash: master down"
 			default:
 				name = "crash: worker down"

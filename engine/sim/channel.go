@@ -233,7 +233,7 @@ func (ch *channel) deliverable(blocked bool) bool {
 	if ch.inq.n == 0 || ch.paused {
 		return false
 	}
-	return !blocked || ch.inq.head1().m.Ctrl
+	return !blocked || ch.inq.head().m.Ctrl
 }
 
 // reset drops everything in the channel: the connection died with one of its ends.
@@ -339,6 +339,7 @@ const (
 	maxBufClass         = 20 // larger buffers are left to the garbage collector
 	poolBytes           = 16 << 20
 	poolBytesPerChannel = 32 << 10
+	itemBytes           = int(unsafe.Sizeof(item{}))
 )
 
 // bufClassFor is the class to take a buffer for n items from.
@@ -357,7 +358,7 @@ func (s *Sim) getBuf(n int) []item {
 			b := (*pool)[m-1]
 			(*pool)[m-1] = nil
 			*pool = (*pool)[:m-1]
-			s.pooledBytes -= cap(b) * int(unsafe.Sizeof(item{}))
+			s.pooledBytes -= cap(b) * itemBytes
 			return b
 		}
 	}
@@ -369,7 +370,7 @@ func (s *Sim) putBuf(b []item) {
 	if cap(b) == 0 || k < minBufClass || k > maxBufClass {
 		return
 	}
-	size := cap(b) * int(unsafe.Sizeof(item{}))
+	size := cap(b) * itemBytes
 	if s.pooledBytes+size > max(poolBytes, len(s.chans)*poolBytesPerChannel) {
 		return
 	}
@@ -399,21 +400,21 @@ func (s *Sim) putNetBuf(b *netBuf) {
 }
 
 // inQueue is the receiver's side of a channel: the delivered buffers, in
-// arrival order, read in place (bufs[head].items[pos] is the next item), so
-// that a record is not copied again between the wire and the receiver. n
-// counts the items not yet taken.
+// arrival order, read in place (bufs[first].items[pos] is the next item),
+// so that a record is not copied again between the wire and the receiver.
+// n counts the items not yet taken.
 type inQueue struct {
-	bufs      []*netBuf
-	head, pos int
-	n         int
+	bufs       []*netBuf
+	first, pos int
+	n          int
 }
 
 func (q *inQueue) push(b *netBuf) {
 	if len(b.items) == 0 {
 		return
 	}
-	if q.head > 0 && q.head == len(q.bufs) {
-		q.bufs, q.head = q.bufs[:0], 0
+	if q.first > 0 && q.first == len(q.bufs) {
+		q.bufs, q.first = q.bufs[:0], 0
 	}
 	q.bufs = append(q.bufs, b)
 	q.n += len(b.items)
@@ -422,32 +423,33 @@ func (q *inQueue) push(b *netBuf) {
 // pop takes the next item; done is its buffer once every item of it has
 // been taken (the caller recycles it).
 func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
-	b := q.bufs[q.head]
+	b := q.bufs[q.first]
 	m = b.items[q.pos].m
 	q.pos++
 	q.n--
 	if q.pos == len(b.items) {
-		q.bufs[q.head] = nil
-		q.head++
+		q.bufs[q.first] = nil
+		q.first++
 		q.pos = 0
-		if q.head == len(q.bufs) {
-			q.bufs, q.head = q.bufs[:0], 0
-		} else if q.head >= 64 && 2*q.head >= len(q.bufs) {
-			k := copy(q.bufs, q.bufs[q.head:])
+		if q.first == len(q.bufs) {
+			q.bufs, q.first = q.bufs[:0], 0
+		} else if q.first >= 64 && 2*q.first >= len(q.bufs) {
+			k := copy(q.bufs, q.bufs[q.first:])
 			clear(q.bufs[k:])
-			q.bufs, q.head = q.bufs[:k], 0
+			q.bufs, q.first = q.bufs[:k], 0
 		}
 		return m, b
 	}
 	return m, nil
 }
 
-func (q *inQueue) head1() *item { return &q.bufs[q.head].items[q.pos] }
+// head is the next item (the queue is not empty).
+func (q *inQueue) head() *item { return &q.bufs[q.first].items[q.pos] }
 
 // each calls f on every queued item, oldest first.
 func (q *inQueue) each(f func(*item)) {
 	pos := q.pos
-	for _, b := range q.bufs[q.head:] {
+	for _, b := range q.bufs[q.first:] {
 		for i := pos; i < len(b.items); i++ {
 			f(&b.items[i])
 		}
@@ -456,9 +458,9 @@ func (q *inQueue) each(f func(*item)) {
 }
 
 func (q *inQueue) clear(s *Sim) {
-	for _, b := range q.bufs[q.head:] {
+	for _, b := range q.bufs[q.first:] {
 		s.putNetBuf(b)
 	}
 	clear(q.bufs)
-	q.bufs, q.head, q.pos, q.n = q.bufs[:0], 0, 0, 0
+	q.bufs, q.first, q.pos, q.n = q.bufs[:0], 0, 0, 0
 }

@@ -46,7 +46,7 @@ func TestInQueueFIFO(t *testing.T) {
 			seen++
 		})
 		for i := 0; i < round%11 && q.n > 0; i++ {
-			if h := q.head1().seq; h != want {
+			if h := q.head().seq; h != want {
 				t.Fatalf("head %d, want %d", h, want)
 			}
 			_, done := q.pop()
