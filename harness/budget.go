@@ -90,14 +90,16 @@ type sizeInputs struct {
 	simTime engine.Time
 	bucket  engine.Time
 	// sim: the simulator, where finished buckets keep only their quantiles
-	// and the commit pipe queues up to pipeQueueBytes (commits.go).
-	sim         bool
-	period      engine.Time // shortest periodic option, 0 if none
-	processes   int
-	channels    int64
-	creditBytes int64
-	hops        int64 // stages a record passes through
-	keys        int64
+	// and the commit pipe queues up to pipeQueueBytes (commits.go) of
+	// recordsPerSecond.
+	sim              bool
+	recordsPerSecond float64
+	period           engine.Time // shortest periodic option, 0 if none
+	processes        int
+	channels         int64
+	creditBytes      int64
+	hops             int64 // stages a record passes through
+	keys             int64
 }
 
 // estimateSize applies the memory model.
@@ -115,7 +117,7 @@ func estimateSize(in sizeInputs) Estimate {
 		perRecord(in) +
 		min(float64(e.Records)*bytesPerInFlight, windowBytes) +
 		float64(e.Buckets)*bucketBytes(in.sim) +
-		pipeBytes(in.sim) +
+		pipeBytes(in) +
 		float64(e.Keys)*bytesPerKey +
 		float64(workloads.MilestoneKeys(e.Keys))*bytesPerMilestoneKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
@@ -131,9 +133,9 @@ func bucketBytes(sim bool) float64 {
 	return bytesPerBucket
 }
 
-func pipeBytes(sim bool) float64 {
-	if sim {
-		return pipeQueueBytes
+func pipeBytes(in sizeInputs) float64 {
+	if in.sim {
+		return float64(pipeQueueBytes(in.recordsPerSecond))
 	}
 	return 0
 }
@@ -145,6 +147,15 @@ func perRecord(in sizeInputs) float64 {
 		return 0
 	}
 	return float64(in.records) * bytesPerTableRecord
+}
+
+// recordsPerSecond is the source records appended per simulated second,
+// all partitions together.
+func (r *runner) recordsPerSecond() float64 {
+	if r.cfg.Duration <= 0 {
+		return 0
+	}
+	return float64(r.log.Total()*int64(r.cfg.Parallelism)) / r.cfg.Duration.Seconds()
 }
 
 // estimate sizes a prepared run.
@@ -161,6 +172,7 @@ func (r *runner) estimate() Estimate {
 		table:       !isEffectCounter(r.w),
 		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
 	}
+	in.recordsPerSecond = r.recordsPerSecond()
 	for _, name := range PeriodOptions {
 		if _, ok := r.opts[name]; !ok {
 			continue

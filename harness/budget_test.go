@@ -22,6 +22,8 @@ func TestEstimateSizeArithmetic(t *testing.T) {
 		{"a table of effect counts", sizeInputs{records: 100_000_000, table: true}, 0, 0, baseBytes + 128<<20 + 200_000_000},
 		{"buckets round up", sizeInputs{simTime: 30*engine.Second + 1, bucket: 100 * engine.Millisecond}, 301, 0, baseBytes + 301*4096},
 		{"in the simulator, sealed buckets and the commit pipe's queue", sizeInputs{simTime: 30*engine.Second + 1, bucket: 100 * engine.Millisecond, sim: true}, 301, 0, baseBytes + 301*512 + 64<<20},
+		{"the queue holds a second of input's commits", sizeInputs{sim: true, recordsPerSecond: 1_000_000}, 0, 0, baseBytes + 1_000_000*4*64},
+		{"up to 512 MB", sizeInputs{sim: true, recordsPerSecond: 4_000_000}, 0, 0, baseBytes + 512<<20},
 		{"rounds round down", sizeInputs{simTime: 30*engine.Second + 1, period: engine.Second, processes: 17}, 0, 30, baseBytes + 30*17*512},
 		{"keys, and the milestones' copies up to their bound", sizeInputs{keys: 10_000_000}, 0, 0, baseBytes + 2_000_000_000 + 43<<19},
 		{"keys, and 32 milestones", sizeInputs{keys: 1000}, 0, 0, baseBytes + 200_000 + 43*32_000},

@@ -68,25 +68,40 @@ const (
 
 // pipeBatch commits go over at once: large enough that handing a batch over
 // costs nothing per commit, small enough that the checker works while the
-// loop runs. Up to pipeQueueBytes of batches wait for the checker: a 2PC
-// sink commits a whole checkpoint's effects in one burst (the main job: 4
-// sinks of about 90 000 effects each, every second), several times faster
-// than they are checked, and an event loop that blocks on a full queue
-// waits for the checker's core instead of simulating (with a queue of 64
-// batches of 2 048 the main job spent about 130 ns a commit in the sink's
-// commit loop, with 64 MB about 60-85 ns). The queue holds a burst of about
-// 1.2 M commits; a larger one (parallelism 64) still waits, as it must: the
-// checker is then the slower side. The batches of a burst are kept for the
-// next one (at most the queue's 64 MB; the main job keeps about 20 MB):
-// writing fresh ones cost the event loop a third of the gain.
+// loop runs.
+//
+// Up to a queue's worth of batches wait for the checker (pipeQueueBytes). A
+// 2PC sink commits a whole checkpoint's effects in one burst (the main
+// job: 4 sinks of about 90 000 effects each, every second; parallelism 64:
+// 64 sinks of about 94 000), several times faster than they are checked,
+// and an event loop that blocks on a full queue waits for the checker's
+// core instead of simulating, though the checker keeps up between bursts.
+// So the queue holds a burst: a second of input at pipeEntriesPerRecord
+// entries a record (a checkpoint interval at the default 1 s; wordcount's
+// lines hold 3 words on average, 5 at most), between 64 and 512 MB. With 64
+// MB, parallelism 64 blocked the event loop for a fifth of its wall time.
+// A longer checkpoint interval makes larger bursts, which still wait, as
+// they must: memory stays bounded. The batches of a burst are kept for the
+// next one (the main job keeps about 20 MB): writing fresh ones cost the
+// event loop a third of the gain.
 const (
-	pipeBatch      = 4096
-	pipeQueueBytes = 64 << 20
-	pipeQueue      = pipeQueueBytes / (pipeBatch * int(unsafe.Sizeof(queuedCommit{})))
+	pipeBatch            = 4096
+	pipeEntriesPerRecord = 4
+	minPipeQueueBytes    = 64 << 20
+	maxPipeQueueBytes    = 512 << 20
+	queuedBytes          = int64(unsafe.Sizeof(queuedCommit{}))
 )
 
-func newCommitPipe(check func(q *queuedCommit), background func() bool) *commitPipe {
-	p := &commitPipe{work: make(chan []queuedCommit, pipeQueue), free: make(chan []queuedCommit, pipeQueue), check: check, background: background}
+// pipeQueueBytes is the commit pipe's queue for a run that appends
+// recordsPerSecond source records (all partitions) per simulated second.
+func pipeQueueBytes(recordsPerSecond float64) int64 {
+	b := recordsPerSecond * pipeEntriesPerRecord * float64(queuedBytes)
+	return int64(min(max(b, minPipeQueueBytes), maxPipeQueueBytes))
+}
+
+func newCommitPipe(check func(q *queuedCommit), background func() bool, queueBytes int64) *commitPipe {
+	n := max(1, int(queueBytes/(pipeBatch*queuedBytes)))
+	p := &commitPipe{work: make(chan []queuedCommit, n), free: make(chan []queuedCommit, n), check: check, background: background}
 	p.batch = make([]queuedCommit, 0, pipeBatch)
 	go p.loop(p.work)
 	return p

@@ -20,7 +20,7 @@ func TestCommitPipeChecksInOrderAndRunsBackground(t *testing.T) {
 			close(done)
 		}
 		return left > 0
-	})
+	}, minPipeQueueBytes)
 	const n = 3*pipeBatch + 17
 	for i := int64(0); i < n; i++ {
 		p.add(engine.Time(i), engine.Time(i), engine.Commit{ID: engine.EffectID{Off: i}})

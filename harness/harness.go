@@ -348,7 +348,7 @@ func (r *runner) run() *Outcome {
 			// One goroutine checks the commits and, between batches,
 			// feeds the oracle pass, so that the harness's own work
 			// never takes turns with the event loop for a core.
-			r.pipe = newCommitPipe(r.takeQueued, pass.step)
+			r.pipe = newCommitPipe(r.takeQueued, pass.step, pipeQueueBytes(r.recordsPerSecond()))
 			defer r.pipe.stop()
 		} else {
 			go pass.run()
