@@ -23,19 +23,33 @@ import (
 type sink struct {
 	twoPC   bool
 	stage   *workloads.Stage
-	open    []engine.Commit
-	lastLen int   // size of the last transaction, to size the next one
+	open    txnEffects
 	pending []txn // pre-committed, oldest first
-	// free holds the largest committed transaction's buffer for reuse:
-	// once committed and deleted from the store nothing refers to it, and
-	// reusing it saves allocating and zeroing a second of effects per
+	// spare holds the pieces of committed transactions for reuse: once
+	// committed and deleted from the store nothing refers to them, and
+	// reusing them saves allocating and zeroing a second of effects per
 	// checkpoint.
-	free [][]engine.Commit
+	spare [][]engine.Commit
 	// retry lists the transactions whose record the store failed, to be
 	// written again after txnRetryDelay. A checkpoint that lists a
 	// transaction is acknowledged only once its record is durable
 	// (durableThrough): a restore must find the record to commit it.
 	retry []int64
+}
+
+// txnEffects is a transaction's effects in arrival order, in pieces of
+// txnPiece: a transaction holds a second of effects or more, and growing
+// one slice to that size copies it over and over.
+type txnEffects [][]engine.Commit
+
+const txnPiece = 4096
+
+func (e txnEffects) len() int {
+	n := 0
+	for _, p := range e {
+		n += len(p)
+	}
+	return n
 }
 
 // txnRetryDelay is how long the sink waits before writing again a
@@ -44,7 +58,7 @@ const txnRetryDelay = 100 * engine.Millisecond
 
 type txn struct {
 	id      int64
-	effects []engine.Commit
+	effects txnEffects
 	stored  bool // its record (txnKey) is durable
 }
 
@@ -66,25 +80,23 @@ func (s *sink) write(ctx engine.Ctx, m engine.Msg) {
 		ctx.Commit(c)
 		return
 	}
-	if s.open == nil {
-		// Size the transaction like the last one: growing a slice of a
-		// second's effects by doubling costs more than the sink's work.
-		if n := len(s.free); n > 0 && cap(s.free[n-1]) >= s.lastLen {
-			s.open = s.free[n-1][:0]
-			s.free = s.free[:n-1]
-		} else {
-			s.open = make([]engine.Commit, 0, max(1024, s.lastLen+s.lastLen/4))
-		}
+	n := len(s.open)
+	if n == 0 || len(s.open[n-1]) == txnPiece {
+		s.open = append(s.open, s.piece())
+		n++
 	}
-	if len(s.open) == cap(s.open) {
-		// Double: append grows large slices by only 1.25x, copying a
-		// first transaction about twenty times on its way to a second's
-		// worth of effects.
-		grown := make([]engine.Commit, len(s.open), 2*cap(s.open))
-		copy(grown, s.open)
-		s.open = grown
+	s.open[n-1] = append(s.open[n-1], c)
+}
+
+// piece is an empty piece of a transaction, a spare one if any.
+func (s *sink) piece() []engine.Commit {
+	if n := len(s.spare); n > 0 {
+		p := s.spare[n-1]
+		s.spare[n-1] = nil
+		s.spare = s.spare[:n-1]
+		return p
 	}
-	s.open = append(s.open, c)
+	return make([]engine.Commit, 0, txnPiece)
 }
 
 // precommit closes the open transaction as transaction n, writes it
@@ -100,10 +112,9 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 		s.open = nil
 	}
 	if len(s.open) > 0 {
-		bytes = int64(len(s.open)) * commitBytes
+		bytes = int64(s.open.len()) * commitBytes
 		ctx.Store().Put(txnKey(ctx.Self(), n), s.open, txnHandleBytes, txnToken(n))
 		s.pending = append(s.pending, txn{id: n, effects: s.open})
-		s.lastLen = len(s.open)
 		s.open = nil
 	}
 	ids = make([]int64, len(s.pending))
@@ -167,8 +178,10 @@ func (s *sink) commitThrough(ctx engine.Ctx, n int64) {
 			continue
 		}
 		commitTxn(ctx, s.pending[k].id, s.pending[k].effects)
-		if len(s.free) == 0 || cap(s.pending[k].effects) > cap(s.free[0]) {
-			s.free = append(s.free[:0], s.pending[k].effects)
+		if !mutantDoubleCommit { // whose store keeps the record, and with it the pieces
+			for _, p := range s.pending[k].effects {
+				s.spare = append(s.spare, p[:0])
+			}
 		}
 		k++
 	}
@@ -193,9 +206,11 @@ func fenced(ctx engine.Ctx, id int64) bool {
 	return true
 }
 
-func commitTxn(ctx engine.Ctx, id int64, effects []engine.Commit) {
-	for _, c := range effects {
-		ctx.Commit(c)
+func commitTxn(ctx engine.Ctx, id int64, effects txnEffects) {
+	for _, p := range effects {
+		for _, c := range p {
+			ctx.Commit(c)
+		}
 	}
 	if !mutantDoubleCommit { // the mutant keeps the record, so a restore commits it again
 		ctx.Store().Delete(txnKey(ctx.Self(), id))
@@ -214,7 +229,7 @@ func (s *sink) recover(ctx engine.Ctx, ids []int64) {
 		if !ok {
 			continue // committed before the failure
 		}
-		commitTxn(ctx, id, v.([]engine.Commit))
+		commitTxn(ctx, id, v.(txnEffects))
 		ctx.Count("barrier_sink_recovered_commits", 1)
 	}
 }
