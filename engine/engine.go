@@ -286,3 +286,21 @@ func (d *Deployment) Add(p ProcSpec) ProcID {
 	d.Procs = append(d.Procs, p)
 	return ProcID(len(d.Procs) - 1)
 }
+
+// BatchCommitter is a Ctx that takes many commits in one call (the
+// simulator): a 2PC sink makes a checkpoint's effects visible at once, and
+// handing them over one call each is most of its cost.
+type BatchCommitter interface {
+	CommitAll(cs []Commit)
+}
+
+// CommitAll commits cs in order, as that many Commit calls would.
+func CommitAll(ctx Ctx, cs []Commit) {
+	if b, ok := ctx.(BatchCommitter); ok {
+		b.CommitAll(cs)
+		return
+	}
+	for _, c := range cs {
+		ctx.Commit(c)
+	}
+}

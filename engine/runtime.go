@@ -14,6 +14,12 @@ type Observer interface {
 	Sample(at Time)
 }
 
+// BatchObserver is an Observer that takes many commits of one instant in
+// one call, as that many Commit calls would give them.
+type BatchObserver interface {
+	CommitAll(at Time, cs []Commit)
+}
+
 // Activity is what a runtime still sees going on: the evidence the
 // harness needs to tell a run that lost effects (quiescent: nothing can
 // deliver them any more) from one that ran out of time (undrained). It is

@@ -399,6 +399,25 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	r.checkCommit(now, at, c)
 }
 
+// CommitAll is Commit for each of cs, at one instant.
+func (r *runner) CommitAll(at engine.Time, cs []engine.Commit) {
+	if r.cfg.OnCommit != nil || r.pipe == nil {
+		for _, c := range cs {
+			r.Commit(at, c)
+		}
+		return
+	}
+	if len(cs) == 0 {
+		return
+	}
+	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
+	r.bursts.CommitN(at, len(cs))
+	now := r.rt.Now()
+	for _, c := range cs {
+		r.pipe.add(now, at, c)
+	}
+}
+
 // measureCommit adds a commit reported at instant now to the latency
 // histogram and the time series (inline, or on the commit pipe's
 // goroutine, which then owns both until the next sync). In the simulator a

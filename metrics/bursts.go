@@ -52,6 +52,15 @@ func (b *Bursts) Commit(at engine.Time) {
 	b.n++
 }
 
+// CommitN records n commits at one instant, as n Commit calls would.
+func (b *Bursts) CommitN(at engine.Time, n int) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.Commit(at)
+	b.n += int64(n - 1)
+}
+
 // First is when the first burst started: the sink's first visible output.
 // ok is false before any commit (and for a nil Bursts).
 func (b *Bursts) First() (at engine.Time, ok bool) {

@@ -50,3 +50,30 @@ func TestBurstsThroughput(t *testing.T) {
 		t.Error("a continuous sink needs no bursts")
 	}
 }
+
+// CommitN(at, n) leaves Bursts exactly as n Commit(at) calls do, whether
+// the instant starts a burst or continues one, and ignores n <= 0.
+func TestBurstsCommitNIsNCommits(t *testing.T) {
+	const s = engine.Second
+	steps := []struct {
+		at engine.Time
+		n  int
+	}{{1 * s, 3}, {1 * s, 1}, {1*s + 1, 0}, {3 * s, 5}, {3*s + 10, 2}, {6 * s, -1}, {6 * s, 4}}
+	one, many := NewBursts(s), NewBursts(s)
+	for _, st := range steps {
+		for i := 0; i < st.n; i++ {
+			one.Commit(st.at)
+		}
+		many.CommitN(st.at, st.n)
+		if one.n != many.n || one.last != many.last || len(one.starts) != len(many.starts) {
+			t.Fatalf("after %+v: CommitN gives n %d last %d starts %v, Commit gives %d %d %v", st, many.n, many.last, many.starts, one.n, one.last, one.starts)
+		}
+		for i := range one.starts {
+			if one.starts[i] != many.starts[i] {
+				t.Fatalf("after %+v: starts %v, want %v", st, many.starts, one.starts)
+			}
+		}
+	}
+	var none *Bursts
+	none.CommitN(s, 3) // a continuous sink's nil Bursts ignores it
+}

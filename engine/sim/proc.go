@@ -260,6 +260,16 @@ func (p *proc) Count(name string, delta int64) { p.sim.obs.Count(name, delta) }
 
 func (p *proc) Commit(c engine.Commit) { p.sim.obs.Commit(p.clock, c) }
 
+func (p *proc) CommitAll(cs []engine.Commit) {
+	if b, ok := p.sim.obs.(engine.BatchObserver); ok {
+		b.CommitAll(p.clock, cs)
+		return
+	}
+	for _, c := range cs {
+		p.sim.obs.Commit(p.clock, c)
+	}
+}
+
 func (p *proc) Pause(from engine.ProcID) {
 	if ch := p.sim.channel(p.sim.mustProc(from), p); ch != nil {
 		ch.paused = true

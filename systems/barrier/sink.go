@@ -208,9 +208,7 @@ func fenced(ctx engine.Ctx, id int64) bool {
 
 func commitTxn(ctx engine.Ctx, id int64, effects txnEffects) {
 	for _, p := range effects {
-		for _, c := range p {
-			ctx.Commit(c)
-		}
+		engine.CommitAll(ctx, p)
 	}
 	if !mutantDoubleCommit { // the mutant keeps the record, so a restore commits it again
 		ctx.Store().Delete(txnKey(ctx.Self(), id))

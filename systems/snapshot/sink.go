@@ -130,9 +130,7 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 			ctx.Record(engine.Event{Kind: "sink_commit_fenced", ID: t.id})
 			continue
 		}
-		for _, e := range t.effects {
-			ctx.Commit(e)
-		}
+		engine.CommitAll(ctx, t.effects)
 		ctx.Store().Delete(txnKey(s.self, t.id))
 		ctx.Record(engine.Event{Kind: "sink_commit", ID: t.id})
 	}
@@ -149,9 +147,7 @@ func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
 			continue // committed before the failure
 		}
 		ctx.Count(cntTxnsRecommitted, 1)
-		for _, e := range v.([]engine.Commit) {
-			ctx.Commit(e)
-		}
+		engine.CommitAll(ctx, v.([]engine.Commit))
 		ctx.Store().Delete(txnKey(s.self, id))
 		ctx.Record(engine.Event{Kind: "sink_commit", ID: id})
 	}
