@@ -328,3 +328,61 @@ func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
 	}
 	return title
 }
+
+// scenarioDiffs names what tells runs of different scenarios apart: for
+// each scenario setting (workload, seed, faults, duration, rate,
+// parallelism, workers, slots, workload options, cost model) whose value is
+// not the same in every run, its name (sorted, in names) and, per run,
+// "name=value" (in labels). Both are empty when every run has one scenario.
+// A plot that puts runs of several scenarios on one line (alignment against
+// backpressure) labels its points with them, or two runs of one system at
+// different rates would read alike.
+func scenarioDiffs(runs []*sweep.StoredRun) (names []string, labels [][]string) {
+	settings := func(r *sweep.StoredRun) map[string]string {
+		res, c := r.Result, r.Result.Config
+		s := map[string]string{
+			"workload":    res.Workload,
+			"seed":        strconv.FormatUint(res.Seed, 10),
+			"faults":      strings.Join(res.Faults, " "),
+			"duration":    strconv.FormatFloat(c.DurationS, 'g', -1, 64) + "s",
+			"rate":        strconv.FormatFloat(c.RateRPS, 'f', -1, 64),
+			"parallelism": strconv.Itoa(c.Parallelism),
+			"workers":     strconv.Itoa(c.Workers),
+			"slots":       strconv.Itoa(c.Slots),
+		}
+		for k, v := range c.WorkloadOpts {
+			s[k] = v
+		}
+		for k, v := range c.Cost {
+			s["cost "+k] = v
+		}
+		return s
+	}
+	all := make([]map[string]string, len(runs))
+	seen := map[string]bool{}
+	for i, r := range runs {
+		all[i] = settings(r)
+		for k := range all[i] {
+			seen[k] = true
+		}
+	}
+	for k := range seen {
+		v0, ok0 := all[0][k]
+		for _, s := range all[1:] {
+			if v, ok := s[k]; ok != ok0 || v != v0 {
+				names = append(names, k)
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	labels = make([][]string, len(runs))
+	for i, s := range all {
+		for _, k := range names {
+			if v, ok := s[k]; ok && v != "" {
+				labels[i] = append(labels[i], k+"="+v)
+			}
+		}
+	}
+	return names, labels
+}

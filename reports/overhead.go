@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -345,6 +346,7 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		label string // the options that tell this run from the others
 	}
 	keys := differingOptions(runs)
+	scenarioKeys, scenarioLabels := scenarioDiffs(runs)
 	series := map[string][]pt{}
 	var order []string
 	xlabel, assumed := "", false
@@ -372,7 +374,7 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 			} else if xlabel != bk {
 				xlabel = "backpressure (mixed measures, see CSV)"
 			}
-			var opts []string
+			opts := slices.Clone(scenarioLabels[i])
 			for _, k := range keys {
 				if v, ok := r.Result.Config.SystemOpts[k]; ok {
 					opts = append(opts, k+"="+v)
@@ -415,6 +417,7 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		ylabel = spec.what + " (ms; unit assumed, key has none)"
 	}
 	p := newPlot(res.title+" (one point per run)", xlabel, ylabel)
+	keys = append(scenarioKeys, keys...)
 	if len(keys) > 0 {
 		p.Title.Text += "; points labelled by " + strings.Join(keys, ", ")
 	}

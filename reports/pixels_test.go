@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,5 +247,41 @@ func TestStartDelayPlot(t *testing.T) {
 	}
 	if o := startDelayPlot(runs[:0], nil); o.png != nil || !strings.Contains(o.note, "no run reports a checkpoint start delay") {
 		t.Errorf("no runs: note %q", o.note)
+	}
+}
+
+// Runs of several scenarios on one plot are told apart by the scenario
+// settings that differ, and only those: two 2PC runs at different rates
+// must not both read "sink=2pc".
+func TestScenarioDiffs(t *testing.T) {
+	run := func(rate float64, faults ...string) *sweep.StoredRun {
+		r := storedOf(fixtureRuns()[3].outcome().Result)
+		r.Result.Config.RateRPS = rate
+		r.Result.Faults = faults
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		runs   []*sweep.StoredRun
+		names  []string
+		labels [][]string
+	}{
+		{"one scenario", []*sweep.StoredRun{run(1000, "crash"), run(1000, "crash")}, nil, [][]string{nil, nil}},
+		{"rates differ", []*sweep.StoredRun{run(1000, "crash"), run(60000, "crash")}, []string{"rate"},
+			[][]string{{"rate=1000"}, {"rate=60000"}}},
+		{"rates and faults differ", []*sweep.StoredRun{run(1000, "crash"), run(2000), run(1000, "crash")}, []string{"faults", "rate"},
+			[][]string{{"faults=crash", "rate=1000"}, {"rate=2000"}, {"faults=crash", "rate=1000"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			names, labels := scenarioDiffs(tc.runs)
+			if !slices.Equal(names, tc.names) {
+				t.Errorf("names %q, want %q", names, tc.names)
+			}
+			for i := range tc.labels {
+				if !slices.Equal(labels[i], tc.labels[i]) {
+					t.Errorf("run %d: label %q, want %q", i, labels[i], tc.labels[i])
+				}
+			}
+		})
 	}
 }
