@@ -292,6 +292,12 @@ func (d *Deployment) Add(p ProcSpec) ProcID {
 // handing them over one call each is most of its cost.
 type BatchCommitter interface {
 	CommitAll(cs []Commit)
+	// CommitOwned is CommitAll, and the runtime keeps cs: the caller must
+	// not touch it again.
+	CommitOwned(cs []Commit)
+	// CommitBuffer is an empty slice with room for n commits, to fill and
+	// hand to CommitOwned (the runtime reuses the slices it was given).
+	CommitBuffer(n int) []Commit
 }
 
 // CommitAll commits cs in order, as that many Commit calls would.
@@ -303,4 +309,25 @@ func CommitAll(ctx Ctx, cs []Commit) {
 	for _, c := range cs {
 		ctx.Commit(c)
 	}
+}
+
+// CommitOwned is CommitAll, handing cs over: the caller must not read or
+// write it again (a runtime that takes batches reuses it).
+func CommitOwned(ctx Ctx, cs []Commit) {
+	if b, ok := ctx.(BatchCommitter); ok {
+		b.CommitOwned(cs)
+		return
+	}
+	for _, c := range cs {
+		ctx.Commit(c)
+	}
+}
+
+// CommitBuffer is an empty slice with room for n commits, the runtime's
+// (reused) where it takes batches.
+func CommitBuffer(ctx Ctx, n int) []Commit {
+	if b, ok := ctx.(BatchCommitter); ok {
+		return b.CommitBuffer(n)
+	}
+	return make([]Commit, 0, n)
 }

@@ -15,9 +15,15 @@ type Observer interface {
 }
 
 // BatchObserver is an Observer that takes many commits of one instant in
-// one call, as that many Commit calls would give them.
+// one call, as that many Commit calls would give them
+// (engine.BatchCommitter).
 type BatchObserver interface {
 	CommitAll(at Time, cs []Commit)
+	// CommitOwned is CommitAll, and the observer keeps cs.
+	CommitOwned(at Time, cs []Commit)
+	// CommitBuffer is an empty slice with room for n commits, reused from
+	// those given to CommitOwned when it can be.
+	CommitBuffer(n int) []Commit
 }
 
 // Activity is what a runtime still sees going on: the evidence the

@@ -26,15 +26,24 @@ import (
 // output store during the run) and without test hooks that watch commits as
 // they happen; everywhere else commits are checked inline.
 //
+// A 2PC sink hands over whole pieces of a committed transaction
+// (engine.CommitOwned): they are queued as they are, one entry each, and
+// once checked go back to the sinks through a pool (buffer), so a
+// checkpoint's effects are neither copied into the queue nor written to
+// fresh memory.
+//
 // The goroutine also runs the harness's other work beside the simulation
 // (background: the oracle pass, expect.go), in small steps whenever no batch
 // waits, so that the harness never has more than one goroutine of its own
 // busy beside the event loop: on a 2-core machine a third would take turns
 // with the event loop for a core and slow the run it is only checking.
 type commitPipe struct {
-	batch []queuedCommit
-	work  chan []queuedCommit
-	free  chan []queuedCommit
+	batch *commitBatch
+	work  chan *commitBatch
+	free  chan *commitBatch
+	// spare holds checked pieces for buffer; it holds at most the
+	// queue's bytes of them.
+	spare chan []engine.Commit
 	busy  sync.WaitGroup // batches sent and not yet checked
 	done  bool           // stopped
 	fault any            // a panic of the checking goroutine
@@ -42,6 +51,15 @@ type commitPipe struct {
 	// background does one bounded step of other work and reports whether
 	// any is left; nil when there is none.
 	background func() bool
+}
+
+// commitBatch is what goes over to the checker at once: entries in report
+// order; a queuedPiece entry stands for pieces[c.Value], every commit of
+// which was reported at (now, at).
+type commitBatch struct {
+	entries []queuedCommit
+	pieces  [][]engine.Commit
+	commits int // commits in entries and pieces
 }
 
 type queuedCommit struct {
@@ -64,6 +82,9 @@ const (
 	// queuedCheckpoint is a completed checkpoint at instant at, its
 	// duration in c.Value.
 	queuedCheckpoint
+	// queuedPiece is a piece of commits handed over whole (CommitOwned),
+	// its index in the batch's pieces in c.Value.
+	queuedPiece
 )
 
 // pipeBatch commits go over at once: large enough that handing a batch over
@@ -85,11 +106,12 @@ const (
 // next one (the main job keeps about 20 MB): writing fresh ones cost the
 // event loop a third of the gain.
 const (
-	pipeBatch            = 4096
+	pipeBatch            = 4096 // commits, counting those of pieces
 	pipeEntriesPerRecord = 4
 	minPipeQueueBytes    = 64 << 20
 	maxPipeQueueBytes    = 512 << 20
 	queuedBytes          = int64(unsafe.Sizeof(queuedCommit{}))
+	commitBytes          = int64(unsafe.Sizeof(engine.Commit{}))
 )
 
 // pipeQueueBytes is the commit pipe's queue for a run that appends
@@ -101,16 +123,19 @@ func pipeQueueBytes(recordsPerSecond float64) int64 {
 
 func newCommitPipe(check func(q *queuedCommit), background func() bool, queueBytes int64) *commitPipe {
 	n := max(1, int(queueBytes/(pipeBatch*queuedBytes)))
-	p := &commitPipe{work: make(chan []queuedCommit, n), free: make(chan []queuedCommit, n), check: check, background: background}
-	p.batch = make([]queuedCommit, 0, pipeBatch)
+	p := &commitPipe{work: make(chan *commitBatch, n), free: make(chan *commitBatch, n), check: check, background: background,
+		spare: make(chan []engine.Commit, max(1, int(queueBytes/(pipeBatch*commitBytes))))}
+	p.batch = newCommitBatch()
 	go p.loop(p.work)
 	return p
 }
 
-func (p *commitPipe) loop(work <-chan []queuedCommit) {
+func newCommitBatch() *commitBatch { return &commitBatch{entries: make([]queuedCommit, 0, pipeBatch)} }
+
+func (p *commitPipe) loop(work <-chan *commitBatch) {
 	bg := p.background
 	for {
-		var b []queuedCommit
+		var b *commitBatch
 		ok := true
 		if bg != nil {
 			select {
@@ -130,15 +155,23 @@ func (p *commitPipe) loop(work <-chan []queuedCommit) {
 			return
 		}
 		p.run(b)
+		for i, piece := range b.pieces {
+			select {
+			case p.spare <- piece[:0]:
+			default:
+			}
+			b.pieces[i] = nil
+		}
+		b.entries, b.pieces, b.commits = b.entries[:0], b.pieces[:0], 0
 		select {
-		case p.free <- b[:0]:
+		case p.free <- b:
 		default:
 		}
 		p.busy.Done()
 	}
 }
 
-func (p *commitPipe) run(b []queuedCommit) {
+func (p *commitPipe) run(b *commitBatch) {
 	defer func() {
 		if f := recover(); f != nil && p.fault == nil {
 			p.fault = f
@@ -147,8 +180,17 @@ func (p *commitPipe) run(b []queuedCommit) {
 	if p.fault != nil {
 		return // checking stopped at its first panic; sync re-raises it
 	}
-	for i := range b {
-		p.check(&b[i])
+	for i := range b.entries {
+		q := &b.entries[i]
+		if q.kind != queuedPiece {
+			p.check(q)
+			continue
+		}
+		e := queuedCommit{now: q.now, at: q.at, kind: queuedCommitKind}
+		for _, c := range b.pieces[q.c.Value] {
+			e.c = c
+			p.check(&e)
+		}
 	}
 }
 
@@ -162,9 +204,36 @@ func (p *commitPipe) add(now, at engine.Time, c engine.Commit) {
 	p.push(queuedCommit{now: now, at: at, c: c, kind: queuedCommitKind})
 }
 
+// addPiece queues cs, reported at instant now for instant at, as it is:
+// the pipe keeps it and hands it out again from buffer once checked.
+func (p *commitPipe) addPiece(now, at engine.Time, cs []engine.Commit) {
+	b := p.batch
+	b.entries = append(b.entries, queuedCommit{now: now, at: at, c: engine.Commit{Value: int64(len(b.pieces))}, kind: queuedPiece})
+	b.pieces = append(b.pieces, cs)
+	b.commits += len(cs)
+	if len(b.entries) == pipeBatch || b.commits >= pipeBatch {
+		p.send()
+	}
+}
+
+// buffer is an empty slice with room for n commits, a checked piece if
+// one is at hand (engine.CommitBuffer).
+func (p *commitPipe) buffer(n int) []engine.Commit {
+	select {
+	case b := <-p.spare:
+		if cap(b) >= n {
+			return b
+		}
+	default:
+	}
+	return make([]engine.Commit, 0, n)
+}
+
 func (p *commitPipe) push(q queuedCommit) {
-	p.batch = append(p.batch, q)
-	if len(p.batch) == pipeBatch {
+	b := p.batch
+	b.entries = append(b.entries, q)
+	b.commits++
+	if len(b.entries) == pipeBatch || b.commits >= pipeBatch {
 		p.send()
 	}
 }
@@ -175,13 +244,13 @@ func (p *commitPipe) send() {
 	select {
 	case p.batch = <-p.free:
 	default:
-		p.batch = make([]queuedCommit, 0, pipeBatch)
+		p.batch = newCommitBatch()
 	}
 }
 
 // sync waits until every queued commit has been checked.
 func (p *commitPipe) sync() {
-	if len(p.batch) > 0 {
+	if len(p.batch.entries) > 0 {
 		p.send()
 	}
 	p.busy.Wait()

@@ -47,3 +47,47 @@ func TestCommitPipeChecksInOrderAndRunsBackground(t *testing.T) {
 		t.Fatalf("background work stopped with %d steps left", left)
 	}
 }
+
+// A piece handed over whole is checked in report order with the single
+// commits around it, each of its commits at the piece's instants, and once
+// checked comes back from buffer instead of a new slice.
+func TestCommitPipePiecesInOrderAndReused(t *testing.T) {
+	type seen struct {
+		off     int64
+		now, at engine.Time
+	}
+	var checked []seen
+	p := newCommitPipe(func(q *queuedCommit) { checked = append(checked, seen{q.c.ID.Off, q.now, q.at}) }, nil, minPipeQueueBytes)
+	defer p.stop()
+	c := func(off int64) engine.Commit { return engine.Commit{ID: engine.EffectID{Off: off}} }
+	p.add(1, 1, c(0))
+	piece := append(p.buffer(3), c(1), c(2), c(3))
+	p.addPiece(5, 7, piece)
+	p.add(6, 8, c(4))
+	big := p.buffer(pipeBatch)
+	for i := int64(0); i < pipeBatch; i++ {
+		big = append(big, c(5+i))
+	}
+	p.addPiece(9, 9, big) // fills the batch: it goes over at once
+	p.sync()
+	if len(checked) != 5+pipeBatch {
+		t.Fatalf("%d commits checked, want %d", len(checked), 5+pipeBatch)
+	}
+	want := []seen{{0, 1, 1}, {1, 5, 7}, {2, 5, 7}, {3, 5, 7}, {4, 6, 8}, {5, 9, 9}}
+	for i, w := range want {
+		if checked[i] != w {
+			t.Errorf("check %d: %+v, want %+v", i, checked[i], w)
+		}
+	}
+	for i, s := range checked {
+		if s.off != int64(i) {
+			t.Fatalf("commit %d checked as number %d: out of order", s.off, i)
+		}
+	}
+	reused := map[*engine.Commit]bool{&piece[:1][0]: true, &big[:1][0]: true}
+	for i := 0; i < 2; i++ {
+		if b := p.buffer(3); len(b) != 0 || !reused[&b[:1][0]] {
+			t.Errorf("buffer %d: a new slice (len %d), want a checked piece back", i, len(b))
+		}
+	}
+}

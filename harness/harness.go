@@ -418,6 +418,30 @@ func (r *runner) CommitAll(at engine.Time, cs []engine.Commit) {
 	}
 }
 
+// CommitOwned is CommitAll, keeping cs (engine.BatchObserver): the commit
+// pipe checks it where it is and hands it out again from CommitBuffer.
+func (r *runner) CommitOwned(at engine.Time, cs []engine.Commit) {
+	if r.cfg.OnCommit != nil || r.pipe == nil {
+		r.CommitAll(at, cs)
+		return
+	}
+	if len(cs) == 0 {
+		return
+	}
+	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
+	r.bursts.CommitN(at, len(cs))
+	r.pipe.addPiece(r.rt.Now(), at, cs)
+}
+
+// CommitBuffer is an empty slice for n commits, reused from the pieces the
+// commit pipe has checked when it can be.
+func (r *runner) CommitBuffer(n int) []engine.Commit {
+	if r.pipe != nil {
+		return r.pipe.buffer(n)
+	}
+	return make([]engine.Commit, 0, n)
+}
+
 // measureCommit adds a commit reported at instant now to the latency
 // histogram and the time series (inline, or on the commit pipe's
 // goroutine, which then owns both until the next sync). In the simulator a

@@ -270,6 +270,21 @@ func (p *proc) CommitAll(cs []engine.Commit) {
 	}
 }
 
+func (p *proc) CommitOwned(cs []engine.Commit) {
+	if b, ok := p.sim.obs.(engine.BatchObserver); ok {
+		b.CommitOwned(p.clock, cs)
+		return
+	}
+	p.CommitAll(cs)
+}
+
+func (p *proc) CommitBuffer(n int) []engine.Commit {
+	if b, ok := p.sim.obs.(engine.BatchObserver); ok {
+		return b.CommitBuffer(n)
+	}
+	return make([]engine.Commit, 0, n)
+}
+
 func (p *proc) Pause(from engine.ProcID) {
 	if ch := p.sim.channel(p.sim.mustProc(from), p); ch != nil {
 		ch.paused = true

@@ -25,11 +25,6 @@ type sink struct {
 	stage   *workloads.Stage
 	open    txnEffects
 	pending []txn // pre-committed, oldest first
-	// spare holds the pieces of committed transactions for reuse: once
-	// committed and deleted from the store nothing refers to them, and
-	// reusing them saves allocating and zeroing a second of effects per
-	// checkpoint.
-	spare [][]engine.Commit
 	// retry lists the transactions whose record the store failed, to be
 	// written again after txnRetryDelay. A checkpoint that lists a
 	// transaction is acknowledged only once its record is durable
@@ -39,7 +34,11 @@ type sink struct {
 
 // txnEffects is a transaction's effects in arrival order, in pieces of
 // txnPiece: a transaction holds a second of effects or more, and growing
-// one slice to that size copies it over and over.
+// one slice to that size copies it over and over. Pieces come from the
+// runtime (engine.CommitBuffer) and go back to it when their transaction
+// commits (engine.CommitOwned): once committed and deleted from the store
+// nothing of the sink's refers to them, and the simulator reuses them
+// instead of allocating and zeroing a second of effects per checkpoint.
 type txnEffects [][]engine.Commit
 
 const txnPiece = 4096
@@ -82,21 +81,10 @@ func (s *sink) write(ctx engine.Ctx, m engine.Msg) {
 	}
 	n := len(s.open)
 	if n == 0 || len(s.open[n-1]) == txnPiece {
-		s.open = append(s.open, s.piece())
+		s.open = append(s.open, engine.CommitBuffer(ctx, txnPiece))
 		n++
 	}
 	s.open[n-1] = append(s.open[n-1], c)
-}
-
-// piece is an empty piece of a transaction, a spare one if any.
-func (s *sink) piece() []engine.Commit {
-	if n := len(s.spare); n > 0 {
-		p := s.spare[n-1]
-		s.spare[n-1] = nil
-		s.spare = s.spare[:n-1]
-		return p
-	}
-	return make([]engine.Commit, 0, txnPiece)
 }
 
 // precommit closes the open transaction as transaction n, writes it
@@ -108,7 +96,7 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 	}
 	if len(s.open) > 0 && mutantEarlyCommit {
 		// The deliberate bug: visible before checkpoint n completes.
-		commitTxn(ctx, n, s.open)
+		commitTxn(ctx, n, s.open, true)
 		s.open = nil
 	}
 	if len(s.open) > 0 {
@@ -177,12 +165,7 @@ func (s *sink) commitThrough(ctx engine.Ctx, n int64) {
 			k++
 			continue
 		}
-		commitTxn(ctx, s.pending[k].id, s.pending[k].effects)
-		if !mutantDoubleCommit { // whose store keeps the record, and with it the pieces
-			for _, p := range s.pending[k].effects {
-				s.spare = append(s.spare, p[:0])
-			}
-		}
+		commitTxn(ctx, s.pending[k].id, s.pending[k].effects, true)
 		k++
 	}
 	s.pending = slices.Delete(s.pending, 0, k) // zeroes the tail: no stale buffers
@@ -206,9 +189,18 @@ func fenced(ctx engine.Ctx, id int64) bool {
 	return true
 }
 
-func commitTxn(ctx engine.Ctx, id int64, effects txnEffects) {
+// commitTxn makes transaction id's effects visible and deletes its record.
+// own says the effects are this incarnation's own pending transaction,
+// which it hands over to the runtime for reuse; a restored record's pieces
+// may still be a cut-off older attempt's (a zombie's pending transaction),
+// so a restore only reads them.
+func commitTxn(ctx engine.Ctx, id int64, effects txnEffects, own bool) {
 	for _, p := range effects {
-		engine.CommitAll(ctx, p)
+		if own && !mutantDoubleCommit { // the mutant's store keeps the record, and with it the pieces
+			engine.CommitOwned(ctx, p)
+		} else {
+			engine.CommitAll(ctx, p)
+		}
 	}
 	if !mutantDoubleCommit { // the mutant keeps the record, so a restore commits it again
 		ctx.Store().Delete(txnKey(ctx.Self(), id))
@@ -227,7 +219,7 @@ func (s *sink) recover(ctx engine.Ctx, ids []int64) {
 		if !ok {
 			continue // committed before the failure
 		}
-		commitTxn(ctx, id, v.(txnEffects))
+		commitTxn(ctx, id, v.(txnEffects), false)
 		ctx.Count("barrier_sink_recovered_commits", 1)
 	}
 }
