@@ -318,9 +318,7 @@ func CommitOwned(ctx Ctx, cs []Commit) {
 		b.CommitOwned(cs)
 		return
 	}
-	for _, c := range cs {
-		ctx.Commit(c)
-	}
+	CommitAll(ctx, cs)
 }
 
 // CommitBuffer is an empty slice with room for n commits, the runtime's

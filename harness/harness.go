@@ -401,17 +401,9 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 
 // CommitAll is Commit for each of cs, at one instant.
 func (r *runner) CommitAll(at engine.Time, cs []engine.Commit) {
-	if r.cfg.OnCommit != nil || r.pipe == nil {
-		for _, c := range cs {
-			r.Commit(at, c)
-		}
+	if !r.batchCommit(at, cs) {
 		return
 	}
-	if len(cs) == 0 {
-		return
-	}
-	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
-	r.bursts.CommitN(at, len(cs))
 	now := r.rt.Now()
 	for _, c := range cs {
 		r.pipe.add(now, at, c)
@@ -421,16 +413,28 @@ func (r *runner) CommitAll(at engine.Time, cs []engine.Commit) {
 // CommitOwned is CommitAll, keeping cs (engine.BatchObserver): the commit
 // pipe checks it where it is and hands it out again from CommitBuffer.
 func (r *runner) CommitOwned(at engine.Time, cs []engine.Commit) {
+	if r.batchCommit(at, cs) {
+		r.pipe.addPiece(r.rt.Now(), at, cs)
+	}
+}
+
+// batchCommit does for a batch of commits at one instant what Commit does
+// for each before it queues it, and reports whether the batch is left for
+// the commit pipe; without the pipe, or with a hook that must see every
+// commit, it commits them one by one itself.
+func (r *runner) batchCommit(at engine.Time, cs []engine.Commit) bool {
 	if r.cfg.OnCommit != nil || r.pipe == nil {
-		r.CommitAll(at, cs)
-		return
+		for _, c := range cs {
+			r.Commit(at, c)
+		}
+		return false
 	}
 	if len(cs) == 0 {
-		return
+		return false
 	}
 	r.lastCommit, r.anyCommit = max(r.lastCommit, at), true
 	r.bursts.CommitN(at, len(cs))
-	r.pipe.addPiece(r.rt.Now(), at, cs)
+	return true
 }
 
 // CommitBuffer is an empty slice for n commits, reused from the pieces the
