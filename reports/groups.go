@@ -29,13 +29,35 @@ type group struct {
 
 // scenarioKey is what a group's runs share: the resolved configuration
 // without the system, its options and the drain (systems may extend it,
-// as stormack does by its ack timeout).
+// as stormack does by its ack timeout), that is its scenario settings.
 func scenarioKey(r *sweep.StoredRun) string {
-	res := r.Result
-	c := res.Config
-	b, _ := json.Marshal([]any{res.Workload, res.Seed, res.Faults, c.DurationS, c.RateRPS, c.Parallelism, c.Workers,
-		c.Slots, c.BucketS, c.WorkloadOpts, c.Cost})
+	b, _ := json.Marshal(scenarioSettings(r)) // a map marshals in key order
 	return string(b)
+}
+
+// scenarioSettings names a run's scenario settings: workload, seed,
+// faults, duration, rate, parallelism, workers, slots, bucket, its
+// workload options by their names and its cost model as "cost NAME".
+func scenarioSettings(r *sweep.StoredRun) map[string]string {
+	res, c := r.Result, r.Result.Config
+	s := map[string]string{
+		"workload":    res.Workload,
+		"seed":        strconv.FormatUint(res.Seed, 10),
+		"faults":      strings.Join(res.Faults, " "),
+		"duration":    strconv.FormatFloat(c.DurationS, 'g', -1, 64) + "s",
+		"rate":        strconv.FormatFloat(c.RateRPS, 'f', -1, 64),
+		"parallelism": strconv.Itoa(c.Parallelism),
+		"workers":     strconv.Itoa(c.Workers),
+		"slots":       strconv.Itoa(c.Slots),
+		"bucket":      strconv.FormatFloat(c.BucketS, 'g', -1, 64) + "s",
+	}
+	for k, v := range c.WorkloadOpts {
+		s[k] = v
+	}
+	for k, v := range c.Cost {
+		s["cost "+k] = v
+	}
+	return s
 }
 
 // groupRuns splits runs into scenario groups, ordered by seed then by
@@ -330,38 +352,17 @@ func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
 }
 
 // scenarioDiffs names what tells runs of different scenarios apart: for
-// each scenario setting (workload, seed, faults, duration, rate,
-// parallelism, workers, slots, workload options, cost model) whose value is
-// not the same in every run, its name (sorted, in names) and, per run,
+// each scenario setting (scenarioSettings) whose value is not the same in
+// every run, its name (sorted, in names) and, per run,
 // "name=value" (in labels). Both are empty when every run has one scenario.
 // A plot that puts runs of several scenarios on one line (alignment against
 // backpressure) labels its points with them, or two runs of one system at
 // different rates would read alike.
 func scenarioDiffs(runs []*sweep.StoredRun) (names []string, labels [][]string) {
-	settings := func(r *sweep.StoredRun) map[string]string {
-		res, c := r.Result, r.Result.Config
-		s := map[string]string{
-			"workload":    res.Workload,
-			"seed":        strconv.FormatUint(res.Seed, 10),
-			"faults":      strings.Join(res.Faults, " "),
-			"duration":    strconv.FormatFloat(c.DurationS, 'g', -1, 64) + "s",
-			"rate":        strconv.FormatFloat(c.RateRPS, 'f', -1, 64),
-			"parallelism": strconv.Itoa(c.Parallelism),
-			"workers":     strconv.Itoa(c.Workers),
-			"slots":       strconv.Itoa(c.Slots),
-		}
-		for k, v := range c.WorkloadOpts {
-			s[k] = v
-		}
-		for k, v := range c.Cost {
-			s["cost "+k] = v
-		}
-		return s
-	}
 	all := make([]map[string]string, len(runs))
 	seen := map[string]bool{}
 	for i, r := range runs {
-		all[i] = settings(r)
+		all[i] = scenarioSettings(r)
 		for k := range all[i] {
 			seen[k] = true
 		}
