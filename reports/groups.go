@@ -352,8 +352,8 @@ func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
 }
 
 // scenarioDiffs names what tells runs of different scenarios apart: for
-// each scenario setting (scenarioSettings) whose value is not the same in
-// every run, its name (sorted, in names) and, per run,
+// each scenario setting (scenarioSettings) but the seed whose value is not
+// the same in every run, its name (sorted, in names) and, per run,
 // "name=value" (in labels). Both are empty when every run has one scenario.
 // A plot that puts runs of several scenarios on one line (alignment against
 // backpressure) labels its points with them, or two runs of one system at
@@ -367,6 +367,7 @@ func scenarioDiffs(runs []*sweep.StoredRun) (names []string, labels [][]string) 
 			seen[k] = true
 		}
 	}
+	delete(seen, "seed") // replicates: labelled alike, so that points on top of each other get one label
 	for k := range seen {
 		v0, ok0 := all[0][k]
 		for _, s := range all[1:] {

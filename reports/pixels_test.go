@@ -260,6 +260,8 @@ func TestScenarioDiffs(t *testing.T) {
 		r.Result.Faults = faults
 		return r
 	}
+	seed2 := run(1000, "crash")
+	seed2.Result.Seed++
 	for _, tc := range []struct {
 		name   string
 		runs   []*sweep.StoredRun
@@ -267,6 +269,8 @@ func TestScenarioDiffs(t *testing.T) {
 		labels [][]string
 	}{
 		{"one scenario", []*sweep.StoredRun{run(1000, "crash"), run(1000, "crash")}, nil, [][]string{nil, nil}},
+		// Seeds are replicates: their points are labelled alike.
+		{"seeds differ", []*sweep.StoredRun{run(1000, "crash"), seed2}, nil, [][]string{nil, nil}},
 		{"rates differ", []*sweep.StoredRun{run(1000, "crash"), run(60000, "crash")}, []string{"rate"},
 			[][]string{{"rate=1000"}, {"rate=60000"}}},
 		{"rates and faults differ", []*sweep.StoredRun{run(1000, "crash"), run(2000), run(1000, "crash")}, []string{"faults", "rate"},
