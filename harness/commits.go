@@ -114,6 +114,13 @@ const (
 	commitBytes          = int64(unsafe.Sizeof(engine.Commit{}))
 )
 
+// falseSharingPad keeps the fields either side of it on different cache
+// lines, so that a field one goroutine writes on every commit does not
+// share a line with what the other goroutine reads or writes. 128 bytes,
+// not 64: x86 cores prefetch adjacent lines in pairs, so a write to one
+// line of a pair still disturbs the other.
+type falseSharingPad [128]byte
+
 // pipeQueueBytes is the commit pipe's queue for a run that appends
 // recordsPerSecond source records (all partitions) per simulated second.
 func pipeQueueBytes(recordsPerSecond float64) int64 {

@@ -13,6 +13,8 @@
 # (`bench run --system barrier --fault crash`, input records over the
 # command's wall time). It prints the median of the rounds of each in
 # records per wall second, and that median over the reference's median.
+# Both binaries are built as `go build ./cmd/bench` builds bench: with the
+# profile-guided optimisation of cmd/bench/default.pgo (scripts/pgo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -23,7 +25,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/bench" ./cmd/bench
-go test -c -o "$tmp/sim.test" ./engine/sim
+go test -c -pgo=cmd/bench/default.pgo -o "$tmp/sim.test" ./engine/sim
 
 # bench NAME BENCHTIME: the records/s metric of one benchmark run.
 bench() {
