@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -207,8 +208,26 @@ func (p *commitPipe) mark(k queuedKind, at engine.Time, value int64) {
 }
 
 // add queues one commit.
-func (p *commitPipe) add(now, at engine.Time, c engine.Commit) {
-	p.push(queuedCommit{now: now, at: at, c: c, kind: queuedCommitKind})
+func (p *commitPipe) add(now, at engine.Time, c *engine.Commit) {
+	// push's body, written out and copied field by field, once a commit:
+	// c arrives in registers and is spilled field by field, and copying
+	// it whole in 16-byte loads would wait for those narrower stores to
+	// reach the cache (a store-forwarding stall), behind the stores of
+	// earlier entries: 3.44 -> 3.26 s a 60 s wordcount (5 runs each).
+	b := p.batch
+	n := len(b.entries)
+	if n == cap(b.entries) {
+		b.entries = slices.Grow(b.entries, 1)
+	}
+	b.entries = b.entries[:n+1]
+	e := &b.entries[n]
+	e.now, e.at, e.kind = now, at, queuedCommitKind
+	e.c.ID.Part, e.c.ID.Sub, e.c.ID.Off = c.ID.Part, c.ID.Sub, c.ID.Off
+	e.c.Key, e.c.Value, e.c.Born = c.Key, c.Value, c.Born
+	b.commits++
+	if b.commits >= pipeBatch {
+		p.send()
+	}
 }
 
 // addPiece queues cs, reported at instant now for instant at, as it is:

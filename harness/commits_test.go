@@ -23,7 +23,7 @@ func TestCommitPipeChecksInOrderAndRunsBackground(t *testing.T) {
 	}, minPipeQueueBytes)
 	const n = 3*pipeBatch + 17
 	for i := int64(0); i < n; i++ {
-		p.add(engine.Time(i), engine.Time(i), engine.Commit{ID: engine.EffectID{Off: i}})
+		p.add(engine.Time(i), engine.Time(i), &engine.Commit{ID: engine.EffectID{Off: i}})
 		if i == pipeBatch+5 {
 			p.sync()
 			if len(checked) != pipeBatch+6 {
@@ -60,10 +60,11 @@ func TestCommitPipePiecesInOrderAndReused(t *testing.T) {
 	p := newCommitPipe(func(q *queuedCommit) { checked = append(checked, seen{q.c.ID.Off, q.now, q.at}) }, nil, minPipeQueueBytes)
 	defer p.stop()
 	c := func(off int64) engine.Commit { return engine.Commit{ID: engine.EffectID{Off: off}} }
-	p.add(1, 1, c(0))
+	c0, c4 := c(0), c(4)
+	p.add(1, 1, &c0)
 	piece := append(p.buffer(3), c(1), c(2), c(3))
 	p.addPiece(5, 7, piece)
-	p.add(6, 8, c(4))
+	p.add(6, 8, &c4)
 	big := p.buffer(pipeBatch)
 	for i := int64(0); i < pipeBatch; i++ {
 		big = append(big, c(5+i))

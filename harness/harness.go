@@ -398,7 +398,7 @@ func (r *runner) Commit(at engine.Time, c engine.Commit) {
 	r.bursts.Commit(at)
 	now := r.rt.Now()
 	if r.pipe != nil {
-		r.pipe.add(now, at, c)
+		r.pipe.add(now, at, &c)
 		return
 	}
 	r.measureCommit(now, at, c)
@@ -411,8 +411,8 @@ func (r *runner) CommitAll(at engine.Time, cs []engine.Commit) {
 		return
 	}
 	now := r.rt.Now()
-	for _, c := range cs {
-		r.pipe.add(now, at, c)
+	for i := range cs {
+		r.pipe.add(now, at, &cs[i])
 	}
 }
 
