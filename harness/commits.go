@@ -204,40 +204,50 @@ func (p *commitPipe) run(b *commitBatch) {
 
 // mark queues an entry of kind k (not a commit) at instant at.
 func (p *commitPipe) mark(k queuedKind, at engine.Time, value int64) {
-	p.push(queuedCommit{at: at, c: engine.Commit{Value: value}, kind: k})
+	*p.entry() = queuedCommit{at: at, c: engine.Commit{Value: value}, kind: k}
+	p.counted(1)
 }
 
 // add queues one commit.
 func (p *commitPipe) add(now, at engine.Time, c *engine.Commit) {
-	// push's body, written out and copied field by field, once a commit:
-	// c arrives in registers and is spilled field by field, and copying
-	// it whole in 16-byte loads would wait for those narrower stores to
-	// reach the cache (a store-forwarding stall), behind the stores of
-	// earlier entries: 3.44 -> 3.26 s a 60 s wordcount (5 runs each).
-	b := p.batch
-	n := len(b.entries)
-	if n == cap(b.entries) {
-		b.entries = slices.Grow(b.entries, 1)
-	}
-	b.entries = b.entries[:n+1]
-	e := &b.entries[n]
+	// Field by field, once a commit: c arrives in registers and is
+	// spilled field by field, and copying it whole in 16-byte loads would
+	// wait for those narrower stores to reach the cache (a
+	// store-forwarding stall), behind the stores of earlier entries: 3.44
+	// -> 3.26 s a 60 s wordcount (5 runs each).
+	e := p.entry()
 	e.now, e.at, e.kind = now, at, queuedCommitKind
 	e.c.ID.Part, e.c.ID.Sub, e.c.ID.Off = c.ID.Part, c.ID.Sub, c.ID.Off
 	e.c.Key, e.c.Value, e.c.Born = c.Key, c.Value, c.Born
-	b.commits++
-	if b.commits >= pipeBatch {
-		p.send()
-	}
+	p.counted(1)
 }
 
 // addPiece queues cs, reported at instant now for instant at, as it is:
 // the pipe keeps it and hands it out again from buffer once checked.
 func (p *commitPipe) addPiece(now, at engine.Time, cs []engine.Commit) {
 	b := p.batch
-	b.entries = append(b.entries, queuedCommit{now: now, at: at, c: engine.Commit{Value: int64(len(b.pieces))}, kind: queuedPiece})
+	*p.entry() = queuedCommit{now: now, at: at, c: engine.Commit{Value: int64(len(b.pieces))}, kind: queuedPiece}
 	b.pieces = append(b.pieces, cs)
-	b.commits += len(cs)
-	if b.commits >= pipeBatch { // also caps the entries: a piece is never empty
+	p.counted(len(cs)) // also caps the entries: a piece is never empty
+}
+
+// entry appends an entry to the batch and returns it to be filled in
+// place; the caller sets every field (a reused batch holds old entries).
+func (p *commitPipe) entry() *queuedCommit {
+	b := p.batch
+	n := len(b.entries)
+	if n == cap(b.entries) {
+		b.entries = slices.Grow(b.entries, 1)
+	}
+	b.entries = b.entries[:n+1]
+	return &b.entries[n]
+}
+
+// counted adds n commits to the batch (a mark counts as one) and sends it
+// once it holds pipeBatch.
+func (p *commitPipe) counted(n int) {
+	p.batch.commits += n
+	if p.batch.commits >= pipeBatch {
 		p.send()
 	}
 }
@@ -253,15 +263,6 @@ func (p *commitPipe) buffer(n int) []engine.Commit {
 	default:
 	}
 	return make([]engine.Commit, 0, n)
-}
-
-func (p *commitPipe) push(q queuedCommit) {
-	b := p.batch
-	b.entries = append(b.entries, q)
-	b.commits++
-	if b.commits >= pipeBatch {
-		p.send()
-	}
 }
 
 func (p *commitPipe) send() {
