@@ -421,11 +421,11 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 	if len(keys) > 0 {
 		p.Title.Text += "; points labelled by " + strings.Join(keys, ", ")
 	}
-	var labelled []pt
-	xr, yr := 0.0, 0.0 // the data's extent, for what "on top of" means
+	var placed []placedLabel
+	xr := 0.0 // the data's extent, for what "about the same backpressure" means
 	for _, pts := range series {
 		for _, q := range pts {
-			xr, yr = math.Max(xr, q.x), math.Max(yr, q.y)
+			xr = math.Max(xr, q.x)
 		}
 	}
 	var legend []legendEntry
@@ -454,19 +454,7 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 			labels[i] = q.label
 		}
 		labels, _ = factorKeys(labels)
-		for i := range labels {
-			// The same label on a point all but on top of a labelled
-			// one (variants that align alike) is left out.
-			for _, q := range labelled {
-				if q.label == labels[i] && math.Abs(q.x-xys[i].X) <= 0.02*xr && math.Abs(q.y-xys[i].Y) <= 0.04*yr {
-					labels[i] = ""
-					break
-				}
-			}
-			if labels[i] != "" {
-				labelled = append(labelled, pt{xys[i].X, xys[i].Y, labels[i]})
-			}
-		}
+		placed = labelHighest(xys, labels, placed, 0.02*xr)
 		if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil && len(keys) > 0 {
 			for i := range lab.TextStyle {
 				lab.TextStyle[i].Font.Size = vg.Points(9)
@@ -486,6 +474,38 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 	p.Y.Min, p.Y.Max = 0, math.Max(yhi, 1e-9)*1.15
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
 	return res
+}
+
+// placedLabel is a point label already drawn: where, and what.
+type placedLabel struct {
+	x     float64
+	label string
+}
+
+// labelHighest blanks the labels that are drawn already: a label is drawn
+// once for the points that carry it at about the same x (within near) —
+// replicates over seeds, variants that align alike — above the highest of
+// them, since drawn on a lower one it would sit on the marker or the line
+// above. placed holds the labels of series drawn before; it returns them
+// with this series' own.
+func labelHighest(xys plotter.XYs, labels []string, placed []placedLabel, near float64) []placedLabel {
+	byHeight := make([]int, len(labels))
+	for i := range byHeight {
+		byHeight[i] = i
+	}
+	sort.SliceStable(byHeight, func(a, b int) bool { return xys[byHeight[a]].Y > xys[byHeight[b]].Y })
+	for _, i := range byHeight {
+		for _, q := range placed {
+			if q.label == labels[i] && math.Abs(q.x-xys[i].X) <= near {
+				labels[i] = ""
+				break
+			}
+		}
+		if labels[i] != "" {
+			placed = append(placed, placedLabel{xys[i].X, labels[i]})
+		}
+	}
+	return placed
 }
 
 // acksPlot: ack messages per input record, per run of the group that

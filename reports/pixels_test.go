@@ -289,3 +289,39 @@ func TestScenarioDiffs(t *testing.T) {
 		})
 	}
 }
+
+// A label is drawn once for the points of one label at about the same x,
+// above the highest of them, and not again for a later series that has
+// it there; the same label elsewhere is drawn again.
+func TestLabelHighest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		xys    plotter.XYs
+		labels []string
+		placed []placedLabel
+		want   []string
+	}{
+		{"replicates at one x: the highest", plotter.XYs{{X: 1, Y: 3.5}, {X: 1, Y: 4.3}}, []string{"1s", "1s"}, nil, []string{"", "1s"}},
+		{"all but on top of each other", plotter.XYs{{X: 2, Y: 5.0}, {X: 2.01, Y: 4.9}}, []string{"2s", "2s"}, nil, []string{"2s", ""}},
+		{"the same label elsewhere", plotter.XYs{{X: 1, Y: 1}, {X: 3, Y: 1}}, []string{"1s", "1s"}, nil, []string{"1s", "1s"}},
+		{"different labels at one x", plotter.XYs{{X: 1, Y: 1}, {X: 1, Y: 2}}, []string{"1s", "2s"}, nil, []string{"1s", "2s"}},
+		{"drawn by an earlier series", plotter.XYs{{X: 1, Y: 9}}, []string{"1s"}, []placedLabel{{1.05, "1s"}}, []string{""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			labels := slices.Clone(tc.labels)
+			placed := labelHighest(tc.xys, labels, tc.placed, 0.1)
+			if !slices.Equal(labels, tc.want) {
+				t.Errorf("labels %q, want %q", labels, tc.want)
+			}
+			drawn := 0
+			for _, l := range tc.want {
+				if l != "" {
+					drawn++
+				}
+			}
+			if len(placed) != len(tc.placed)+drawn {
+				t.Errorf("placed %v: want the earlier ones and this series' %d", placed, drawn)
+			}
+		})
+	}
+}
