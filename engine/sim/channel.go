@@ -2,16 +2,55 @@ package sim
 
 import (
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"ftbench/engine"
 )
 
-// item is a message with its position in the channel, which overtaking
-// messages need to know what they jumped.
+// item is a message as a channel holds it: engine.Msg without its Body, laid
+// out as the Msg's first 48 bytes so that it is copied in and out whole.
+// At high parallelism the channels' contents do not fit in cache and every
+// queued record costs memory traffic on send and on receipt, so an item is
+// kept small: three quarters of a Msg, no pointers (the collector never
+// scans a buffer, and a recycled one needs no clearing), no sequence number.
+//
+// The few messages that carry a Body (control messages, Storm's anchored
+// tuples) keep it in their buffer's bodies. A buffer's data messages were
+// sent one after another, so the i-th item of a buffer whose first was sent
+// as seq f is seq f+i (unless reorder shuffled it; netBuf.orig then keeps
+// where each came from).
 type item struct {
-	m   engine.Msg
-	seq uint64
+	Kind uint16
+	Ctrl bool
+	Lazy bool
+	Size int32
+	Key  uint64
+	Val  int64
+	ID   engine.EffectID
+	Born engine.Time
+}
+
+// bodyAt is the Body of a buffer's item i.
+type bodyAt struct {
+	i    int32
+	body any
+}
+
+// itemOf views m's first 48 bytes as an item (TestItemLayout keeps the
+// two layouts equal).
+func itemOf(m *engine.Msg) *item { return (*item)(unsafe.Pointer(m)) }
+
+// msgOf is the message an item was, with its body. The Body is written
+// only when there is one: m starts zeroed by 16-byte stores, and the
+// callers copy m on in 16-byte loads, which a pair of 8-byte stores to the
+// Body could not serve from the store buffer (a store-forwarding stall).
+func msgOf(it *item, body any) (m engine.Msg) {
+	*itemOf(&m) = *it
+	if body != nil {
+		m.Body = body
+	}
+	return m
 }
 
 // channel is the FIFO link from -> to: the sender's partly filled buffer,
@@ -23,7 +62,8 @@ type channel struct {
 	from, to *proc
 	epoch    uint32 // bumped by reset; buffers from an older epoch are dropped
 
-	out        []item // sender-side buffer
+	out        []item   // sender-side buffer
+	outBodies  []bodyAt // the bodies of out's items that have one
 	outBytes   int
 	lastLen    int // items in the last buffer flushed: the size of the next
 	flushArmed bool
@@ -37,6 +77,10 @@ type channel struct {
 	capacity int
 	full     bool
 	paused   bool
+	// nextSeq is the seq of the next message into out. Only in-band
+	// messages take one; an overtaking message is given the seq of the next
+	// in-band message without using it up, so that it sorts after every
+	// message sent before it and before every one sent after.
 	nextSeq  uint64
 	linkFree engine.Time // the link is busy serialising until then
 	// prioArrive is when the last overtaking message arrives; later
@@ -48,7 +92,34 @@ type netBuf struct {
 	ch    *channel
 	epoch uint32
 	items []item
-	prio  bool // an overtaking message: goes to the head of the receiver's input
+	// bodies are the items' Bodies, by item position (ascending); most
+	// buffers have none.
+	bodies []bodyAt
+	prio   bool   // an overtaking message: goes to the head of the receiver's input
+	first  uint64 // seq of items[0] as sent
+	// orig is nil unless reorder shuffled the buffer: then items[i] was
+	// sent as seq first+orig[i].
+	orig []int32
+}
+
+// body is the Body of items[i] (nil if it has none).
+func (b *netBuf) body(i int) any {
+	k, ok := slices.BinarySearchFunc(b.bodies, int32(i), func(x bodyAt, i int32) int { return int(x.i - i) })
+	if !ok {
+		return nil
+	}
+	return b.bodies[k].body
+}
+
+// msg is items[i] as the message that was sent.
+func (b *netBuf) msg(i int) engine.Msg { return msgOf(&b.items[i], b.body(i)) }
+
+// seq is the channel position items[i] was sent at.
+func (b *netBuf) seq(i int) uint64 {
+	if b.orig != nil {
+		return b.first + uint64(b.orig[i])
+	}
+	return b.first + uint64(i)
 }
 
 func (s *Sim) channel(from, to *proc) *channel {
@@ -86,16 +157,25 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 		return
 	}
 	wire := s.cost.WireBytes(m.Size)
-	it := item{m: m, seq: ch.nextSeq}
-	ch.nextSeq++
 	if overtaking {
-		s.transmit(ch, []item{it}, wire, p.clock, true)
+		var bodies []bodyAt
+		if m.Body != nil {
+			bodies = []bodyAt{{0, m.Body}}
+		}
+		s.transmit(ch, []item{*itemOf(&m)}, bodies, wire, ch.nextSeq, p.clock, true)
 		return
 	}
 	if ch.out == nil {
 		ch.out = s.getBuf(ch.lastLen + ch.lastLen/4)
 	}
-	ch.out = append(ch.out, it)
+	if m.Body != nil {
+		if ch.outBodies == nil {
+			ch.outBodies = s.getBodies()
+		}
+		ch.outBodies = append(ch.outBodies, bodyAt{int32(len(ch.out)), m.Body})
+	}
+	ch.out = append(ch.out, *itemOf(&m))
+	ch.nextSeq++
 	ch.outBytes += wire
 	if !m.Ctrl {
 		ch.used += wire
@@ -123,20 +203,21 @@ func (s *Sim) flush(ch *channel, at engine.Time) {
 	if len(ch.out) == 0 || !ch.to.up {
 		return
 	}
-	items, bytes := ch.out, ch.outBytes
-	ch.out, ch.outBytes = nil, 0
+	items, bodies, bytes := ch.out, ch.outBodies, ch.outBytes
+	ch.out, ch.outBodies, ch.outBytes = nil, nil, 0
 	ch.lastLen = len(items)
 	ch.flushArmed = false
-	s.transmit(ch, items, bytes, at, false)
+	s.transmit(ch, items, bodies, bytes, ch.nextSeq-uint64(len(items)), at, false)
 }
 
-func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, prio bool) {
+// transmit puts a buffer, whose first item was sent as seq first, on the wire.
+func (s *Sim) transmit(ch *channel, items []item, bodies []bodyAt, bytes int, first uint64, at engine.Time, prio bool) {
 	start := max(at, ch.linkFree)
 	xfer := engine.Time(float64(bytes) / s.cost.NetBandwidth * 1e9)
 	if rate, until := s.throttleRate(ch, start); rate > 0 {
 		data := 0
 		for i := range items {
-			if !items[i].m.Ctrl {
+			if !items[i].Ctrl {
 				data++
 			}
 		}
@@ -152,6 +233,7 @@ func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, pri
 		xfer = max(xfer, slow)
 	}
 	arrive := start + xfer + s.cost.NetLatency
+	var orig []int32
 	if prio {
 		ch.prioArrive = max(ch.prioArrive, arrive)
 	} else {
@@ -167,13 +249,36 @@ func (s *Sim) transmit(ch *channel, items []item, bytes int, at engine.Time, pri
 			arrive += engine.Time(s.netRand.Int64N(int64(2*s.cost.BufferTimeout + 10*s.cost.NetLatency + 1)))
 		}
 		if len(items) > 1 && s.netRand.Float64() < p {
-			s.netRand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+			orig = make([]int32, len(items))
+			for i := range orig {
+				orig[i] = int32(i)
+			}
+			s.netRand.Shuffle(len(items), func(i, j int) {
+				items[i], items[j] = items[j], items[i]
+				orig[i], orig[j] = orig[j], orig[i]
+			})
+			if len(bodies) > 0 {
+				moveBodies(bodies, orig)
+			}
 		}
 	}
 	b := s.getNetBuf()
-	*b = netBuf{ch: ch, epoch: ch.epoch, items: items, prio: prio}
+	*b = netBuf{ch: ch, epoch: ch.epoch, items: items, bodies: bodies, prio: prio, first: first, orig: orig}
 	ch.inflight = append(ch.inflight, b)
 	s.schedule(event{at: arrive, kind: evDeliver, buf: b})
+}
+
+// moveBodies renumbers bodies to the items' positions after a shuffle that
+// put the item sent at position orig[i] at i, and sorts them by position.
+func moveBodies(bodies []bodyAt, orig []int32) {
+	now := make([]int32, len(orig)) // now[sent position] = position after the shuffle
+	for i, o := range orig {
+		now[o] = int32(i)
+	}
+	for k := range bodies {
+		bodies[k].i = now[bodies[k].i]
+	}
+	slices.SortFunc(bodies, func(a, b bodyAt) int { return int(a.i - b.i) })
 }
 
 func (s *Sim) deliver(b *netBuf) {
@@ -197,8 +302,7 @@ func (s *Sim) deliver(b *netBuf) {
 	}
 	to := ch.to
 	if b.prio {
-		it := b.items[0]
-		to.urgent = append(to.urgent, urgentItem{from: ch.from.id, ch: ch, seq: it.seq, m: it.m})
+		to.urgent = append(to.urgent, urgentItem{from: ch.from.id, ch: ch, seq: b.first, m: b.msg(0)})
 		s.putNetBuf(b)
 	} else {
 		ch.inq.push(b)
@@ -233,7 +337,7 @@ func (ch *channel) deliverable(blocked bool) bool {
 	if ch.inq.n == 0 || ch.paused {
 		return false
 	}
-	return !blocked || ch.inq.head().m.Ctrl
+	return !blocked || ch.inq.head().Ctrl
 }
 
 // reset drops everything in the channel: the connection died with one of its ends.
@@ -254,7 +358,8 @@ func (s *Sim) reset(ch *channel) {
 	if ch.out != nil {
 		s.putBuf(ch.out)
 	}
-	ch.out, ch.outBytes, ch.flushArmed = nil, 0, false
+	s.putBodies(ch.outBodies)
+	ch.out, ch.outBodies, ch.outBytes, ch.flushArmed = nil, nil, 0, false
 	for i := range ch.inflight {
 		ch.inflight[i] = nil
 	}
@@ -274,24 +379,25 @@ func (s *Sim) reset(ch *channel) {
 // overtakenBy returns the data messages sent on ch before seq that the
 // receiver has not consumed: the receiver's queue, the wire, the sender's buffer.
 func (ch *channel) overtakenBy(seq uint64, dst []engine.Msg) []engine.Msg {
-	ch.inq.each(func(it *item) {
-		if it.seq < seq && !it.m.Ctrl {
-			dst = append(dst, it.m)
+	ch.inq.eachBuf(func(b *netBuf, i int) {
+		if b.seq(i) < seq && !b.items[i].Ctrl {
+			dst = append(dst, b.msg(i))
 		}
 	})
 	for _, b := range ch.inflight {
 		if b.prio {
 			continue
 		}
-		for _, it := range b.items {
-			if it.seq < seq && !it.m.Ctrl {
-				dst = append(dst, it.m)
+		for i := range b.items {
+			if b.seq(i) < seq && !b.items[i].Ctrl {
+				dst = append(dst, b.msg(i))
 			}
 		}
 	}
-	for _, it := range ch.out {
-		if it.seq < seq && !it.m.Ctrl {
-			dst = append(dst, it.m)
+	out := netBuf{items: ch.out, bodies: ch.outBodies, first: ch.nextSeq - uint64(len(ch.out))}
+	for i := range out.items {
+		if out.seq(i) < seq && !out.items[i].Ctrl {
+			dst = append(dst, out.msg(i))
 		}
 	}
 	return dst
@@ -335,7 +441,7 @@ func (s *Sim) Capacity() int { return s.cost.ChannelBuffers * s.cost.BufferBytes
 // (parallelism 64 has 4 096 channels into one stage) would drop buffers
 // that the next flushes allocate again.
 const (
-	minBufClass         = 6  // 64 items
+	minBufClass         = 4  // 16 items
 	maxBufClass         = 20 // larger buffers are left to the garbage collector
 	poolBytes           = 16 << 20
 	poolBytesPerChannel = 32 << 10
@@ -375,7 +481,6 @@ func (s *Sim) putBuf(b []item) {
 		return
 	}
 	s.pooledBytes += size
-	clear(b)
 	pool := &s.bufPool[k-minBufClass]
 	*pool = append(*pool, b[:0])
 }
@@ -389,10 +494,29 @@ func (s *Sim) getNetBuf() *netBuf {
 	return &netBuf{}
 }
 
+// getBodies is an empty slice to collect a buffer's bodies in.
+func (s *Sim) getBodies() []bodyAt {
+	if n := len(s.bodyPool); n > 0 {
+		b := s.bodyPool[n-1]
+		s.bodyPool = s.bodyPool[:n-1]
+		return b
+	}
+	return nil
+}
+
+func (s *Sim) putBodies(b []bodyAt) {
+	if cap(b) == 0 || len(s.bodyPool) >= 4096 {
+		return
+	}
+	clear(b) // the bodies may hold memory
+	s.bodyPool = append(s.bodyPool, b[:0])
+}
+
 // putNetBuf recycles a buffer that nothing refers to any more (every item
 // taken by the receiver), with its item slice.
 func (s *Sim) putNetBuf(b *netBuf) {
 	s.putBuf(b.items)
+	s.putBodies(b.bodies)
 	*b = netBuf{}
 	if len(s.netPool) < 4096 {
 		s.netPool = append(s.netPool, b)
@@ -406,6 +530,7 @@ func (s *Sim) putNetBuf(b *netBuf) {
 type inQueue struct {
 	bufs       []*netBuf
 	first, pos int
+	body       int // bufs[first].bodies[body] is the first body not yet taken
 	n          int
 }
 
@@ -424,13 +549,18 @@ func (q *inQueue) push(b *netBuf) {
 // been taken (the caller recycles it).
 func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
 	b := q.bufs[q.first]
-	m = b.items[q.pos].m
+	var body any
+	if q.body < len(b.bodies) && int(b.bodies[q.body].i) == q.pos {
+		body = b.bodies[q.body].body
+		q.body++
+	}
+	m = msgOf(&b.items[q.pos], body)
 	q.pos++
 	q.n--
 	if q.pos == len(b.items) {
 		q.bufs[q.first] = nil
 		q.first++
-		q.pos = 0
+		q.pos, q.body = 0, 0
 		if q.first == len(q.bufs) {
 			q.bufs, q.first = q.bufs[:0], 0
 		} else if q.first >= 64 && 2*q.first >= len(q.bufs) {
@@ -448,10 +578,15 @@ func (q *inQueue) head() *item { return &q.bufs[q.first].items[q.pos] }
 
 // each calls f on every queued item, oldest first.
 func (q *inQueue) each(f func(*item)) {
+	q.eachBuf(func(b *netBuf, i int) { f(&b.items[i]) })
+}
+
+// eachBuf calls f(b, i) for every queued item b.items[i], oldest first.
+func (q *inQueue) eachBuf(f func(b *netBuf, i int)) {
 	pos := q.pos
 	for _, b := range q.bufs[q.first:] {
 		for i := pos; i < len(b.items); i++ {
-			f(&b.items[i])
+			f(b, i)
 		}
 		pos = 0
 	}
@@ -462,5 +597,5 @@ func (q *inQueue) clear(s *Sim) {
 		s.putNetBuf(b)
 	}
 	clear(q.bufs)
-	q.bufs, q.first, q.pos, q.n = q.bufs[:0], 0, 0, 0
+	q.bufs, q.first, q.pos, q.body, q.n = q.bufs[:0], 0, 0, 0, 0
 }

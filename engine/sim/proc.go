@@ -335,19 +335,19 @@ func (p *proc) InputQueued(from engine.ProcID) (msgs, bytes int) {
 		return 0, 0
 	}
 	ch.inq.each(func(it *item) {
-		if !it.m.Ctrl {
+		if !it.Ctrl {
 			msgs++
 		}
 	})
 	for _, b := range ch.inflight {
 		for i := range b.items {
-			if !b.items[i].m.Ctrl {
+			if !b.items[i].Ctrl {
 				msgs++
 			}
 		}
 	}
 	for i := range ch.out {
-		if !ch.out[i].m.Ctrl {
+		if !ch.out[i].Ctrl {
 			msgs++
 		}
 	}

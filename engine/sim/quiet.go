@@ -46,9 +46,9 @@ func (s *Sim) Activity(deadline engine.Time) Activity {
 func (ch *channel) dataHeld() (msgs, bytes int) {
 	cost := &ch.from.sim.cost
 	add := func(it *item) {
-		if !it.m.Ctrl {
+		if !it.Ctrl {
 			msgs++
-			bytes += cost.WireBytes(it.m.Size)
+			bytes += cost.WireBytes(it.Size)
 		}
 	}
 	ch.inq.each(add)

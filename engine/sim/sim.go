@@ -74,6 +74,7 @@ type Sim struct {
 	bufPool     [maxBufClass - minBufClass + 1][][]item // send buffers by size class (channel.go)
 	pooledBytes int                                     // their capacity in bytes
 	netPool     []*netBuf
+	bodyPool    [][]bodyAt // bodies slices for reuse (channel.go)
 
 	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
 	// when the cost model's Cores is 0 (a CPU per process).
