@@ -576,11 +576,6 @@ func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
 // head is the next item (the queue is not empty).
 func (q *inQueue) head() *item { return &q.bufs[q.first].items[q.pos] }
 
-// each calls f on every queued item, oldest first.
-func (q *inQueue) each(f func(*item)) {
-	q.eachBuf(func(b *netBuf, i int) { f(&b.items[i]) })
-}
-
 // eachBuf calls f(b, i) for every queued item b.items[i], oldest first.
 func (q *inQueue) eachBuf(f func(b *netBuf, i int)) {
 	pos := q.pos

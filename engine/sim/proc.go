@@ -334,22 +334,6 @@ func (p *proc) InputQueued(from engine.ProcID) (msgs, bytes int) {
 	if ch == nil {
 		return 0, 0
 	}
-	ch.inq.each(func(it *item) {
-		if !it.Ctrl {
-			msgs++
-		}
-	})
-	for _, b := range ch.inflight {
-		for i := range b.items {
-			if !b.items[i].Ctrl {
-				msgs++
-			}
-		}
-	}
-	for i := range ch.out {
-		if !ch.out[i].Ctrl {
-			msgs++
-		}
-	}
+	msgs, _ = ch.dataHeld()
 	return msgs, ch.used
 }

@@ -51,7 +51,7 @@ func (ch *channel) dataHeld() (msgs, bytes int) {
 			bytes += cost.WireBytes(it.Size)
 		}
 	}
-	ch.inq.each(add)
+	ch.inq.eachBuf(func(b *netBuf, i int) { add(&b.items[i]) })
 	for _, b := range ch.inflight {
 		for i := range b.items {
 			add(&b.items[i])
