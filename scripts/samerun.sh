@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# samerun.sh [BASE]: checks that the working tree's bench gives the same
+# results as BASE's (default HEAD) on a fixed list of configurations: every
+# run.json (less its host block, the only wall-clock part), timeseries.csv and
+# events.jsonl must be byte-identical. Use it for changes that must not move
+# any figure (refactors, speed work); a change that moves figures on purpose
+# regenerates results/baseline/ instead (docs/contributing.md).
+#
+#   scripts/samerun.sh            # working tree against HEAD
+#   scripts/samerun.sh a8bb839    # working tree against a commit
+#   CONFIGS_FILE=my.txt scripts/samerun.sh   # one configuration a line
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=${1:-HEAD}
+work=$(mktemp -d)
+trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+git worktree add --detach "$work/base" "$base" >/dev/null 2>&1
+(cd "$work/base" && go build -o "$work/bench-base" ./cmd/bench)
+go build -o "$work/bench-new" ./cmd/bench
+
+# Each line: flags for `bench run` (the default duration is cut to keep it quick).
+default_configs=$(cat <<'CFG'
+--system barrier --fault crash --duration 8s
+--system barrier --variant unaligned --fault crash --duration 6s --fault throttle@2s-4s:edge=count->sink,rate=500/s
+--system barrier --variant aligned-timeout --fault reorder --duration 6s
+--system barrier --variant sync --sink plain --fault crash --duration 6s
+--system barrier --failover full --incremental=true --fault crash@3s:worker=1 --duration 6s
+--system barrier --workload grep --fault partition@2s-4s:worker=1 --duration 6s
+--system barrier --workload bank --fault pause@2s-3s:worker=2 --duration 6s
+--system barrier --fault store-down@2s-3s --fault crash@4s:master --duration 6s
+--system snapshot --variant cl --fault crash --duration 6s
+--system snapshot --variant lai-yang --workload bank-p2p --fault reorder --duration 6s
+--system snapshot --variant mattern --workload bank-p2p --fault reorder --duration 6s
+--system lineage --fault crash --duration 6s
+--system lineage --variant upstream --workload bank --fault crash --duration 6s
+--system stormack --fault crash --fault reorder --duration 6s
+--system stormack --ackers 0 --workload grep --fault crash --duration 6s
+--system none --fault crash --duration 6s
+CFG
+)
+configs=${CONFIGS_FILE:+$(cat "$CONFIGS_FILE")}
+configs=${configs:-$default_configs}
+
+strip_host() { sed '/^  "host": {/,$d' "$1"; }
+
+fail=0 n=0
+while IFS= read -r cfg; do
+  [ -z "$cfg" ] && continue
+  n=$((n+1))
+  for side in base new; do
+    rc=0
+    # shellcheck disable=SC2086 # $cfg holds several flags
+    "$work/bench-$side" run $cfg --out "$work/out-$side-$n" >"$work/log-$side-$n" 2>&1 </dev/null || rc=$?
+    echo "$rc" >"$work/rc-$side-$n"
+  done
+  if [ ! -e "$work/out-base-$n/latest" ]; then
+    echo "NO RUN    $cfg (base exit $(cat "$work/rc-base-$n"): $(head -n 1 "$work/log-base-$n"))"; fail=1; continue
+  fi
+  if [ ! -e "$work/out-new-$n/latest" ]; then
+    echo "DIFFERENT $cfg (no run: exit $(cat "$work/rc-new-$n"): $(head -n 1 "$work/log-new-$n"))"; fail=1; continue
+  fi
+  a=$(readlink -f "$work/out-base-$n/latest") b=$(readlink -f "$work/out-new-$n/latest")
+  same=1
+  cmp -s "$work/rc-base-$n" "$work/rc-new-$n" || same=0
+  if ! diff <(strip_host "$a/run.json") <(strip_host "$b/run.json") >/dev/null; then same=0; fi
+  for f in timeseries.csv events.jsonl; do
+    cmp -s "$a/$f" "$b/$f" || same=0
+  done
+  if [ $same = 1 ]; then echo "same      $cfg (exit $(cat "$work/rc-new-$n"))"; else echo "DIFFERENT $cfg"; fail=1; fi
+done <<<"$configs"
+if [ $fail = 0 ]; then echo "all $n configurations identical to $base"; else echo "some configurations differ from $base"; exit 1; fi
