@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"bytes"
-	"image/png"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -21,10 +19,7 @@ func TestDetectionLineSparesBandLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := decodePNGBytes(t, "detection line", b)
 	rgb := func(x, y int) (int, int, int) {
 		r, g, b, _ := img.At(x, y).RGBA()
 		return int(r >> 8), int(g >> 8), int(b >> 8)

@@ -1,12 +1,9 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/json"
-	"image/png"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"ftbench/capacity"
@@ -42,18 +39,6 @@ func TestCapacityReport(t *testing.T) {
 	if string(csv) != want {
 		t.Fatalf("capacity.csv:\n%s\nwant:\n%s", csv, want)
 	}
-	pb, err := os.ReadFile(filepath.Join(rep.Out, "capacity.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(pb))
-	if err != nil || img.Bounds().Dx() != 1200 || img.Bounds().Dy() != 800 {
-		t.Fatalf("capacity.png: %v %v", err, img.Bounds())
-	}
-	md, _ := os.ReadFile(filepath.Join(rep.Out, "summary.md"))
-	for _, s := range []string{"## Capacity", "| barrier/aligned | grep | 800 | 812 | 0.800 |", "overloaded at every probe", "![Capacity per system](capacity.png)"} {
-		if !strings.Contains(string(md), s) {
-			t.Errorf("summary.md lacks %q", s)
-		}
-	}
+	checkPNG(t, filepath.Join(rep.Out, "capacity.png"))
+	checkSummaryHas(t, rep.Out, "## Capacity", "| barrier/aligned | grep | 800 | 812 | 0.800 |", "overloaded at every probe", "![Capacity per system](capacity.png)")
 }

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -99,158 +100,241 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 		return nil, nil, false, nil
 	}
 	ax := newXAxis(xp)
-	series := map[string][]*sweep.CurvePoint{}
-	var order []string
-	system := map[string]string{}
+	series := curveSeriesOf(c, xp, ax)
+	d := &curveDrawing{
+		p:      newPlot(fmt.Sprintf("%s vs %s (%s)", title, xp.Name, seedsNote(c.Seeds)), ax.label, unit),
+		ax:     ax,
+		param:  xp.Name,
+		metric: metric,
+		data:   &table{header: []string{"series", xp.Name, "x", "n", "null", "median", "min", "max"}},
+	}
+	for si, s := range series {
+		if err := d.addSeries(si, len(series), s); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if !d.hasMedian && len(d.nulls) == 0 {
+		return nil, d.data, false, nil
+	}
+	top := d.markNulls(math.Max(d.ymax, 1e-9) * 1.1)
+	ax.span(d.p, xp.Values)
+	d.p.Y.Tick.Marker = countTicks{}
+	d.p.Y.Min, d.p.Y.Max = 0, top
+	png, err := render([]*plot.Plot{d.p}, d.legend)
+	return png, d.data, true, err
+}
+
+// curveSeries is one line of a curve plot: the points of one
+// system/variant (and value of any other swept parameter).
+type curveSeries struct {
+	name, system string
+	points       []*sweep.CurvePoint
+}
+
+// curveSeriesOf splits a curve's points into series, ordered by system
+// (and within one system as first seen), each with its points in x order.
+func curveSeriesOf(c *sweep.Curve, xp sweep.Param, ax xAxis) []*curveSeries {
+	var series []*curveSeries
+	byName := map[string]*curveSeries{}
 	for _, pt := range c.Points {
-		name := pt.System + "/" + pt.Variant
-		for _, q := range c.Params {
-			if q.Name != xp.Name && len(q.Values) > 1 {
-				name += " " + q.Name + "=" + pt.Params[q.Name]
-			}
+		name := curveSeriesName(c, xp, pt)
+		s, ok := byName[name]
+		if !ok {
+			s = &curveSeries{name: name, system: pt.System}
+			byName[name] = s
+			series = append(series, s)
 		}
-		if _, ok := series[name]; !ok {
-			order = append(order, name)
-			system[name] = pt.System
-		}
-		series[name] = append(series[name], pt)
+		s.points = append(s.points, pt)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return systemRank(system[order[i]]) < systemRank(system[order[j]]) })
-	sub := fmt.Sprintf("median over seeds %s; bars: min–max", sweep.FormatSeeds(c.Seeds))
-	if len(c.Seeds) == 1 {
-		sub = fmt.Sprintf("seed %d", c.Seeds[0])
-	}
-	p := newPlot(fmt.Sprintf("%s vs %s (%s)", title, xp.Name, sub), ax.label, unit)
-	data := &table{header: []string{"series", xp.Name, "x", "n", "null", "median", "min", "max"}}
-	var legend []legendEntry
-	any := false
-	ymax := 0.0
-	var nulls []nullMark
-	for si, name := range order {
-		style, glyph := seriesStyle(si)
-		pts := series[name]
+	sort.SliceStable(series, func(i, j int) bool { return systemRank(series[i].system) < systemRank(series[j].system) })
+	for _, s := range series {
+		pts := s.points
 		sort.SliceStable(pts, func(i, j int) bool { return ax.pos[pts[i].Params[xp.Name]] < ax.pos[pts[j].Params[xp.Name]] })
-		var ep errPoints
-		for _, pt := range pts {
-			v := pt.Params[xp.Name]
-			s := pt.Metrics[metric]
-			if s == nil {
-				data.add(name, v, ax.pos[v], 0, 0, "", "", "")
-				continue
-			}
-			data.add(name, v, ax.pos[v], s.N, s.Null, s.Median, s.Min, s.Max)
-			if s.Null > 0 {
-				nulls = append(nulls, nullMark{x: ax.pos[v], y: s.Median, color: palette[si%len(palette)],
-					label: fmt.Sprintf("%d/%d %s", s.Null, s.N+s.Null, nullWord(metric))})
-			}
-			if s.Median == nil {
-				continue
-			}
-			any = true
-			ep.XYs = append(ep.XYs, plotter.XY{X: ax.pos[v], Y: *s.Median})
-			ep.lo = append(ep.lo, *s.Median-*s.Min)
-			ep.hi = append(ep.hi, *s.Max-*s.Median)
-			ymax = math.Max(ymax, *s.Max)
+	}
+	return series
+}
+
+// curveSeriesName names a point's series: system/variant, then the value
+// of every other parameter the sweep varies.
+func curveSeriesName(c *sweep.Curve, xp sweep.Param, pt *sweep.CurvePoint) string {
+	name := pt.System + "/" + pt.Variant
+	for _, q := range c.Params {
+		if q.Name != xp.Name && len(q.Values) > 1 {
+			name += " " + q.Name + "=" + pt.Params[q.Name]
 		}
-		if len(ep.XYs) == 0 {
+	}
+	return name
+}
+
+// seedsNote says what a curve's values are: one seed's, or medians over
+// several.
+func seedsNote(seeds []uint64) string {
+	if len(seeds) == 1 {
+		return fmt.Sprintf("seed %d", seeds[0])
+	}
+	return fmt.Sprintf("median over seeds %s; bars: min–max", sweep.FormatSeeds(seeds))
+}
+
+// curveDrawing is one curve plot being drawn: its series add to the plot,
+// its legend and its data table in turn.
+type curveDrawing struct {
+	p         *plot.Plot
+	ax        xAxis
+	param     string // the swept parameter, the x axis
+	metric    string
+	data      *table
+	legend    []legendEntry
+	nulls     []nullMark // points where some seeds have no value
+	hasMedian bool       // some point has a median to draw
+	ymax      float64    // the highest max over seeds drawn
+}
+
+// addSeries tabulates series si of n and draws its medians with min..max
+// bars.
+func (d *curveDrawing) addSeries(si, n int, s *curveSeries) error {
+	ep := d.tabulate(si, s)
+	if len(ep.XYs) == 0 {
+		return nil
+	}
+	style, glyph := seriesStyle(si)
+	// Later series are drawn thinner and with smaller markers, so
+	// one on top of an identical one (variants that recover alike)
+	// leaves the earlier visible around it.
+	style.Width = overlapWidth(si, n)
+	glyph.Radius = overlapRadius(si, n)
+	l, sc, err := plotter.NewLinePoints(ep.XYs)
+	if err != nil {
+		return err
+	}
+	l.LineStyle = style
+	sc.GlyphStyle = glyph
+	eb, err := plotter.NewYErrorBars(ep)
+	if err != nil {
+		return err
+	}
+	eb.LineStyle = draw.LineStyle{Color: style.Color, Width: vg.Points(1.5)}
+	eb.CapWidth = vg.Points(8)
+	if d.ax.nomina != nil {
+		// Categories (sink=2pc, plain) have no order: a line between
+		// them would suggest a trend. Markers, and the value of each.
+		d.p.Add(sc, eb)
+		if lab, ok := pointLabels(ep.XYs, valueTexts(ep.XYs), draw.XLeft, draw.YCenter, vg.Point{X: vg.Points(10)}); ok {
+			d.p.Add(lab)
+		}
+		d.legend = append(d.legend, legendEntry{s.name, markThumb{draw.LineStyle{}, glyph}})
+		return nil
+	}
+	d.p.Add(l, sc, eb)
+	d.legend = append(d.legend, legendEntry{s.name, markThumb{style, glyph}})
+	return nil
+}
+
+// tabulate adds series si's points to the data table, notes those where
+// some seeds have no value, and returns the medians with their min..max.
+func (d *curveDrawing) tabulate(si int, s *curveSeries) errPoints {
+	var ep errPoints
+	for _, pt := range s.points {
+		v := pt.Params[d.param]
+		x := d.ax.pos[v]
+		m := pt.Metrics[d.metric]
+		if m == nil {
+			d.data.add(s.name, v, x, 0, 0, "", "", "")
 			continue
 		}
-		l, sc, err := plotter.NewLinePoints(ep.XYs)
-		if err != nil {
-			return nil, nil, false, err
+		d.data.add(s.name, v, x, m.N, m.Null, m.Median, m.Min, m.Max)
+		if m.Null > 0 {
+			d.nulls = append(d.nulls, nullMark{x: x, y: m.Median, color: palette[si%len(palette)],
+				label: fmt.Sprintf("%d/%d %s", m.Null, m.N+m.Null, nullWord(d.metric))})
 		}
-		// Later series are drawn thinner and with smaller markers, so
-		// one on top of an identical one (variants that recover alike)
-		// leaves the earlier visible around it.
-		style.Width = overlapWidth(si, len(order))
-		glyph.Radius = overlapRadius(si, len(order))
-		l.LineStyle = style
-		sc.GlyphStyle = glyph
-		eb, err := plotter.NewYErrorBars(ep)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		eb.LineStyle = draw.LineStyle{Color: style.Color, Width: vg.Points(1.5)}
-		eb.CapWidth = vg.Points(8)
-		if ax.nomina != nil {
-			// Categories (sink=2pc, plain) have no order: a line between
-			// them would suggest a trend. Markers, and the value of each.
-			p.Add(sc, eb)
-			if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: ep.XYs, Labels: valueTexts(ep.XYs)}); err == nil {
-				for i := range lab.TextStyle {
-					lab.TextStyle[i].Font.Size = vg.Points(9)
-					lab.TextStyle[i].XAlign = draw.XLeft
-					lab.TextStyle[i].YAlign = draw.YCenter
-				}
-				lab.Offset = vg.Point{X: vg.Points(10)}
-				p.Add(lab)
-			}
-			legend = append(legend, legendEntry{name, markThumb{draw.LineStyle{}, glyph}})
+		if m.Median == nil {
 			continue
 		}
-		p.Add(l, sc, eb)
-		legend = append(legend, legendEntry{name, markThumb{style, glyph}})
+		d.hasMedian = true
+		ep.XYs = append(ep.XYs, plotter.XY{X: x, Y: *m.Median})
+		ep.lo = append(ep.lo, *m.Median-*m.Min)
+		ep.hi = append(ep.hi, *m.Max-*m.Median)
+		d.ymax = math.Max(d.ymax, *m.Max)
 	}
-	if !any && len(nulls) == 0 {
-		return nil, data, false, nil
+	return ep
+}
+
+// markNulls marks the points where seeds have no value (never recovered):
+// a cross at top when no seed has one, a note beside the median otherwise.
+// It returns the y axis' top, raised to make room for the notes.
+func (d *curveDrawing) markNulls(top float64) float64 {
+	if len(d.nulls) == 0 {
+		return top
 	}
-	// Seeds without a value (never recovered) are marked: a cross at the
-	// top when no seed has one, a note beside the median otherwise.
-	top := math.Max(ymax, 1e-9) * 1.1
-	if len(nulls) > 0 {
-		var xys plotter.XYs
-		var labels []string
-		for _, n := range nulls {
-			y := top
-			if n.y != nil {
-				y = *n.y
-			} else {
-				sc, err := plotter.NewScatter(plotter.XYs{{X: n.x, Y: top}})
-				if err == nil {
-					sc.GlyphStyle = draw.GlyphStyle{Color: n.color, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
-					p.Add(sc)
-				}
-			}
-			xys = append(xys, plotter.XY{X: n.x, Y: y})
-			labels = append(labels, n.label)
+	var xys plotter.XYs
+	var labels []string
+	for _, n := range d.nulls {
+		y := top
+		if n.y != nil {
+			y = *n.y
+		} else {
+			d.addCross(n.x, top, n.color)
 		}
-		if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil {
-			for i := range lab.TextStyle {
-				lab.TextStyle[i].Font.Size = vg.Points(9)
-				lab.TextStyle[i].XAlign = draw.XCenter
-			}
-			lab.Offset = vg.Point{Y: vg.Points(8)}
-			p.Add(lab)
-		}
-		legend = append(legend, legendEntry{"no seed has a value", crossThumb{}})
-		top *= 1.1
+		xys = append(xys, plotter.XY{X: n.x, Y: y})
+		labels = append(labels, n.label)
 	}
+	// YBottom is the labels' default alignment: they stand above the point.
+	if lab, ok := pointLabels(xys, labels, draw.XCenter, draw.YBottom, vg.Point{Y: vg.Points(8)}); ok {
+		d.p.Add(lab)
+	}
+	d.legend = append(d.legend, legendEntry{"no seed has a value", crossThumb{}})
+	return top * 1.1
+}
+
+// addCross marks a point where no seed has a value.
+func (d *curveDrawing) addCross(x, y float64, c color.RGBA) {
+	sc, err := plotter.NewScatter(plotter.XYs{{X: x, Y: y}})
+	if err == nil {
+		sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
+		d.p.Add(sc)
+	}
+}
+
+// pointLabels sets texts beside points in 9 pt, aligned and offset as
+// given; false when they cannot be made.
+func pointLabels(xys plotter.XYs, texts []string, x text.XAlignment, y text.YAlignment, offset vg.Point) (*plotter.Labels, bool) {
+	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+	if err != nil {
+		return nil, false
+	}
+	for i := range lab.TextStyle {
+		lab.TextStyle[i].Font.Size = vg.Points(9)
+		lab.TextStyle[i].XAlign = x
+		lab.TextStyle[i].YAlign = y
+	}
+	lab.Offset = offset
+	return lab, true
+}
+
+// span sets p's x range over the swept values: categories one apart and
+// labelled, numbers padded by 5% with a tick at each value given.
+func (ax xAxis) span(p *plot.Plot, values []string) {
 	if ax.nomina != nil {
 		categoryLabels(p, ax.nomina)
 		p.X.Min, p.X.Max = -0.5, float64(len(ax.nomina))-0.5
-	} else {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range ax.pos {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
-		pad := (hi - lo) * 0.05
-		if pad == 0 {
-			pad = 0.5
-		}
-		p.X.Min, p.X.Max = lo-pad, hi+pad
-		// Ticks at the swept values, labelled as given (1s, 2s, ...).
-		if len(xp.Values) <= 12 {
-			var ticks []plot.Tick
-			for _, v := range xp.Values {
-				ticks = append(ticks, plot.Tick{Value: ax.pos[v], Label: v})
-			}
-			p.X.Tick.Marker = plot.ConstantTicks(thinTicks(ticks, p.X.Min, p.X.Max, panelWidth, p.X.Tick.Label))
-		}
+		return
 	}
-	p.Y.Tick.Marker = countTicks{}
-	p.Y.Min, p.Y.Max = 0, top
-	png, err := render([]*plot.Plot{p}, legend)
-	return png, data, true, err
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range ax.pos {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	pad := (hi - lo) * 0.05
+	if pad == 0 {
+		pad = 0.5
+	}
+	p.X.Min, p.X.Max = lo-pad, hi+pad
+	// Ticks at the swept values, labelled as given (1s, 2s, ...).
+	if len(values) <= 12 {
+		var ticks []plot.Tick
+		for _, v := range values {
+			ticks = append(ticks, plot.Tick{Value: ax.pos[v], Label: v})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(thinTicks(ticks, p.X.Min, p.X.Max, panelWidth, p.X.Tick.Label))
+	}
 }
 
 // valueTexts labels points with their y values, to four digits.

@@ -27,15 +27,22 @@ import (
 // (the layout keeps a 10 pt = 13 px margin).
 const borderPx = 8
 
+// decodePNG reads and decodes the PNG written at path.
 func decodePNG(t *testing.T, path string) stdimg.Image {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decodePNGBytes(t, path, b)
+}
+
+// decodePNGBytes decodes a rendered PNG; name says which in a failure.
+func decodePNGBytes(t *testing.T, name string, b []byte) stdimg.Image {
+	t.Helper()
 	img, err := png.Decode(bytes.NewReader(b))
 	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return img
 }
@@ -91,14 +98,8 @@ func countColor(img stdimg.Image, c color.RGBA) int {
 // the time plots draw each of the six systems in its own colour.
 func TestRenderedPixels(t *testing.T) {
 	t.Parallel()
-	out := t.TempDir()
-	if _, err := Generate(filepath.Join("testdata", "compare"), Options{Out: out}); err != nil {
-		t.Fatal(err)
-	}
-	sout := t.TempDir()
-	if _, err := Generate(filepath.Join("testdata", "sweep"), Options{Out: sout}); err != nil {
-		t.Fatal(err)
-	}
+	_, out := generateFixture(t, "compare")
+	_, sout := generateFixture(t, "sweep")
 	pngs, _ := filepath.Glob(filepath.Join(out, "*.png"))
 	spngs, _ := filepath.Glob(filepath.Join(sout, "*.png"))
 	if len(pngs) != 4 || len(spngs) != 3 {
@@ -148,10 +149,7 @@ func TestRenderLongText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := decodePNGBytes(t, "long text", b)
 	checkBorder(t, "long text", img)
 	if p.X.Tick.Label.Rotation == 0 {
 		t.Errorf("12 long category labels were not turned: they would overlap")
@@ -180,10 +178,7 @@ func TestOverheadAndCapacityPixels(t *testing.T) {
 	if o.png == nil {
 		t.Fatalf("alignment plot not drawn: %s", o.note)
 	}
-	img, err := png.Decode(bytes.NewReader(o.png))
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := decodePNGBytes(t, "alignment", o.png)
 	checkBorder(t, "alignment", img)
 	for i := 0; i < 2; i++ {
 		if n := countColor(img, palette[i]); n < 50 {
@@ -199,10 +194,7 @@ func TestOverheadAndCapacityPixels(t *testing.T) {
 	if o.png == nil {
 		t.Fatalf("acks plot not drawn: %s", o.note)
 	}
-	if img, err = png.Decode(bytes.NewReader(o.png)); err != nil {
-		t.Fatal(err)
-	}
-	checkBorder(t, "acks", img)
+	checkBorder(t, "acks", decodePNGBytes(t, "acks", o.png))
 
 	f := func(x float64) *float64 { return &x }
 	var sys []*capacity.Result
@@ -213,10 +205,7 @@ func TestOverheadAndCapacityPixels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img, err = png.Decode(bytes.NewReader(pb)); err != nil {
-		t.Fatal(err)
-	}
-	checkBorder(t, "capacity", img)
+	checkBorder(t, "capacity", decodePNGBytes(t, "capacity", pb))
 }
 
 // The start-delay plot draws each variant's p50 and max per run, read from
@@ -234,11 +223,7 @@ func TestStartDelayPlot(t *testing.T) {
 	if o.png == nil {
 		t.Fatalf("start delay plot not drawn: %s", o.note)
 	}
-	img, err := png.Decode(bytes.NewReader(o.png))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBorder(t, "start delay", img)
+	checkBorder(t, "start delay", decodePNGBytes(t, "start delay", o.png))
 	got := string(o.data.bytes())
 	for _, want := range []string{",a,55,backpressure_ms,1.55,checkpoint_start_delay_ms.p50", ",b,120,backpressure_ms,1200,checkpoint_start_delay_ms.max"} {
 		if !strings.Contains(got, want) {

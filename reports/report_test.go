@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,15 +64,7 @@ func num(t *testing.T, s string) float64 {
 // checkPNG checks that a plot exists, decodes, and is 1200x800.
 func checkPNG(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if s := img.Bounds().Size(); s.X != 1200 || s.Y != 800 {
+	if s := decodePNG(t, path).Bounds().Size(); s.X != 1200 || s.Y != 800 {
 		t.Errorf("%s is %dx%d, want 1200x800", path, s.X, s.Y)
 	}
 }
@@ -104,13 +95,34 @@ func golden(t *testing.T, out, name, goldenDir string) {
 	}
 }
 
-func TestReportCompareFixture(t *testing.T) {
-	t.Parallel()
+// generateFixture reports the fixture testdata/name into a fresh folder.
+func generateFixture(t *testing.T, name string) (*Report, string) {
+	t.Helper()
 	out := t.TempDir()
-	rep, err := Generate(filepath.Join("testdata", "compare"), Options{Out: out})
+	rep, err := Generate(filepath.Join("testdata", name), Options{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep, out
+}
+
+// checkSummaryHas fails for each of wants that out/summary.md lacks.
+func checkSummaryHas(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestReportCompareFixture(t *testing.T) {
+	t.Parallel()
+	rep, out := generateFixture(t, "compare")
 	if rep.Runs != 6 {
 		t.Fatalf("read %d runs, want 6", rep.Runs)
 	}
@@ -209,27 +221,15 @@ func TestReportCompareFixture(t *testing.T) {
 		}
 	}
 
-	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"![Throughput over time](throughput.png)", "(delivery.csv)", "| none/default | 1 |", "at-least-once",
+	checkSummaryHas(t, out, "![Throughput over time](throughput.png)", "(delivery.csv)", "| none/default | 1 |", "at-least-once",
 		"crash op=count/0 (down 1s): 0.8 s – 1.8 s, detected at 1.8 s", "not a sweep",
 		"only stormack/default reports acks: 6 ack messages per input record",
-		"Alignment time vs backpressure: skipped — every system/variant has a single run", "barrier/aligned 12.5 ms"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("summary.md lacks %q:\n%s", want, md)
-		}
-	}
+		"Alignment time vs backpressure: skipped — every system/variant has a single run", "barrier/aligned 12.5 ms")
 }
 
 func TestReportSweepFixture(t *testing.T) {
 	t.Parallel()
-	out := t.TempDir()
-	rep, err := Generate(filepath.Join("testdata", "sweep"), Options{Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, out := generateFixture(t, "sweep")
 	for _, name := range []string{"recovery-vs-param", "throughput-vs-param", "latency-p99-vs-param"} {
 		checkPNG(t, filepath.Join(out, name+".png"))
 		golden(t, out, name+".csv", "sweep")
@@ -246,12 +246,7 @@ func TestReportSweepFixture(t *testing.T) {
 	if null := column(t, rec, "barrier/aligned", "null"); null[3] != "3" || column(t, rec, "barrier/aligned", "median")[3] != "" {
 		t.Errorf("barrier at 10s never recovered: null %v", null)
 	}
-	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	for _, want := range []string{"![Recovery time vs the swept parameter](recovery-vs-param.png)", "| barrier/aligned checkpoint-interval=10s | 3 | never |"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("summary.md lacks %q:\n%s", want, md)
-		}
-	}
+	checkSummaryHas(t, out, "![Recovery time vs the swept parameter](recovery-vs-param.png)", "| barrier/aligned checkpoint-interval=10s | 3 | never |")
 	if len(rep.Files) != 7 {
 		t.Errorf("files %v", rep.Files)
 	}

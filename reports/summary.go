@@ -111,12 +111,8 @@ func (s *summary) markdown() []byte {
 			}
 			p("\n")
 		}
-		for _, im := range sg.images {
-			p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
-		}
-		for _, n := range sg.notes {
-			p("- %s\n", n)
-		}
+		imageSections(&b, sg.images)
+		noteList(&b, sg.notes)
 		if len(sg.notes) > 0 {
 			p("\n")
 		}
@@ -131,19 +127,11 @@ func (s *summary) markdown() []byte {
 		p(").\n\n")
 		s.curveTable(&b)
 	}
-	for _, im := range s.curves {
-		p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
-	}
-	for _, n := range s.curveNotes {
-		p("- %s\n", n)
-	}
+	imageSections(&b, s.curves)
+	noteList(&b, s.curveNotes)
 	p("\n## Overhead\n\n")
-	for _, im := range s.overhead {
-		p("### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
-	}
-	for _, n := range s.overheadNotes {
-		p("- %s\n", n)
-	}
+	imageSections(&b, s.overhead)
+	noteList(&b, s.overheadNotes)
 	if len(s.failed) > 0 {
 		p("\n## Failed runs\n\n")
 		for _, f := range s.failed {
@@ -236,6 +224,20 @@ func (s *summary) curveTable(b *bytes.Buffer) {
 			med("latency_p99_ms"), med("duplicates"), med("lost"))
 	}
 	fmt.Fprintf(b, "\nMedian over seeds, [min–max] where seeds differ.\n\n")
+}
+
+// imageSections shows each plot under its title, with a link to its data.
+func imageSections(b *bytes.Buffer, images []image) {
+	for _, im := range images {
+		fmt.Fprintf(b, "### %s\n\n![%s](%s)\n\nData: [%s](%s)\n\n", im.title, im.title, im.file, csvName(im.file), csvName(im.file))
+	}
+}
+
+// noteList lists notes (plots skipped and why) as bullets.
+func noteList(b *bytes.Buffer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
 }
 
 func csvName(png string) string { return strings.TrimSuffix(png, ".png") + ".csv" }
