@@ -1,6 +1,6 @@
 package check
 
-// Porcupine models of what a reader of the sink observes (README, Metric
+// Porcupine models of what a reader of the sink observes (docs/metrics.md, Metric
 // definitions, "Observer"), in the style of Jepsen and
 // github.com/anishathalye/porcupine.
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // Guarantee is a delivery semantics, as a system claims it or as a run
-// observes it (README, Metric definitions, "Verdict").
+// observes it (docs/metrics.md, "Verdict").
 type Guarantee string
 
 // The guarantees, named as in run.json.

@@ -1,6 +1,6 @@
 // Package metrics turns the raw observations of a run (commits with their
 // latency, source-lag samples, per-run durations) into the numbers the
-// README's Metric definitions define: per-bucket time series, steady-state
+// docs/metrics.md's Metric definitions define: per-bucket time series, steady-state
 // throughput, recovery time and small-sample summaries.
 //
 // Everything here is single-goroutine and deterministic: the same sequence of

@@ -4,7 +4,7 @@ import "ftbench/engine"
 
 // RecoveryOptions parameterise RecoveryTime: recovery lasts from the fault
 // until the series returns to within (1+ε) of its pre-fault level (plus a
-// small absolute slack) and stays there for a hold window (README, Metric
+// small absolute slack) and stays there for a hold window (docs/metrics.md, Metric
 // definitions, "Recovery time" and "Lag recovery time").
 type RecoveryOptions struct {
 	// WarmUp: buckets starting before it never set the pre-fault level, so a

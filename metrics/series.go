@@ -9,7 +9,7 @@ import (
 	"ftbench/engine"
 )
 
-// DefaultBucket is the time-series resolution (README, Metric definitions).
+// DefaultBucket is the time-series resolution (docs/metrics.md, "Time series").
 const DefaultBucket = 100 * engine.Millisecond
 
 // CSVHeader is the header line of timeseries.csv; its column names are part

@@ -2,7 +2,7 @@ package metrics
 
 import "ftbench/engine"
 
-// Staleness computes output staleness after a run (README: "Output
+// Staleness computes output staleness after a run (docs/metrics.md: "Output
 // staleness"): at each sampling instant t_k = (k+1)·bucket, the end of
 // bucket k, the age t_k − born of the oldest appended input record (born <=
 // t_k) one of whose expected effects is first committed after t_k.

@@ -167,7 +167,7 @@ func rateLine(r *harness.Result) string {
 // how the recovery went, where the run has them.
 func runDetails(b *bytes.Buffer, g *group) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("What a reader of each sink saw (an effect is one output of one input record; README, Metric definitions):\n\n")
+	p("What a reader of each sink saw (an effect is one output of one input record; docs/metrics.md, Effect):\n\n")
 	for i, r := range g.Runs {
 		p("- **%s**: %s\n", g.Labels[i], harness.ReaderView(r.Result))
 	}
@@ -194,7 +194,7 @@ func runDetails(b *bytes.Buffer, g *group) {
 		p("Checkpoints (trigger to completion; from `events.jsonl`):\n\n%s\n", strings.Join(cps, ""))
 	}
 	if len(recs) > 0 {
-		p("Crashes and recovery phases (seconds after the crash; README, Recovery phases):\n\n%s\n", strings.Join(recs, ""))
+		p("Crashes and recovery phases (seconds after the crash; docs/metrics.md, Recovery phases):\n\n%s\n", strings.Join(recs, ""))
 	}
 }
 

@@ -17,7 +17,7 @@
 # committing goroutine), the Go runtime (scheduler, GC, timers), and the
 # processes the simulator places on the master node (coordinators, drivers),
 # which it gives cores of their own. Latency and recovery rows are single
-# runs; live figures vary from run to run (docs/architecture.md).
+# runs; live figures vary from run to run (docs/live.md, "Simulator vs live").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=model
@@ -36,7 +36,7 @@ field() { # field FILE EXPR: a value from a JSON file (python expression on r)
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); v=$2; print('null' if v is None else v)" "$1"
 }
 ratio() { python3 -c "import sys; a,b=sys.argv[1:]; print('-' if 'null' in (a,b) or float(a)==0 else '%.2f'%(float(b)/float(a)))" "$1" "$2"; }
-echo "simulator vs live on $cores cores (work $work): live/sim ratios; >25% apart needs a reason (docs/architecture.md)"
+echo "simulator vs live on $cores cores (work $work): live/sim ratios; >25% apart needs a reason (docs/live.md, "Simulator vs live")"
 printf '%-30s %-9s %12s %12s %7s\n' row metric sim live ratio
 i=0
 for row in "${rows[@]}"; do

@@ -1,6 +1,6 @@
 package main
 
-// Checks made before any work is done (README: Input limits): each returns
+// Checks made before any work is done (docs/limits.md): each returns
 // a usage error (one line, exit 2) and is called by a small hook from the
 // command it guards.
 
@@ -25,7 +25,7 @@ import (
 
 // budgetFlag lifts the size budget (harness/budget.go).
 func budgetFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "no-budget", Usage: fmt.Sprintf("run even if the estimated size exceeds the size budget (%s of estimated memory; README: Input limits)",
+	return &cli.BoolFlag{Name: "no-budget", Usage: fmt.Sprintf("run even if the estimated size exceeds the size budget (%s of estimated memory; docs/limits.md)",
 		harness.FormatBytes(harness.BudgetBytes))}
 }
 

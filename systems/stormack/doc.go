@@ -106,7 +106,7 @@
 // commit (TestAcksOffPeriodicCommitDuplicates). The cost is one store
 // write, store-latency long, per batch, during which the spout emits
 // nothing — commitSync blocks the spout's thread — so with small batches
-// the commits, not the CPU, bound a spout's rate (README, reproductions).
+// the commits, not the CPU, bound a spout's rate (docs/reproductions.md).
 // The harness drains no longer than its default (DrainExtra is 0), and
 // system_metrics add acking "off" and offset_commits.
 //
