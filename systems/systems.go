@@ -5,6 +5,8 @@ package systems
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,12 +143,7 @@ func Lookup(name string) (System, error) {
 
 // Names lists registered systems, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // AllFlags returns every system's flags, deduplicated by name, sorted.

@@ -115,12 +115,7 @@ func newBank(name string, seed uint64, accounts int, p2p bool) *Bank {
 			},
 			Update: credit,
 		},
-		{
-			Name:  "sink",
-			Input: Forward,
-			Cost:  func(c *engine.CostModel, _ engine.Msg) engine.Time { return c.SinkCPU },
-			Sink:  true,
-		},
+		sinkStage(),
 	}}
 	return b
 }

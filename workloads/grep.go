@@ -51,12 +51,7 @@ func newGrep(seed uint64, opts map[string]string) (Workload, error) {
 				}
 			},
 		},
-		{
-			Name:  "sink",
-			Input: Forward,
-			Cost:  func(c *engine.CostModel, _ engine.Msg) engine.Time { return c.SinkCPU },
-			Sink:  true,
-		},
+		sinkStage(),
 	}}
 	return g, nil
 }

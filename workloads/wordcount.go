@@ -95,12 +95,7 @@ func newWordcount(seed uint64, opts map[string]string) (Workload, error) {
 				emit(m)
 			},
 		},
-		{
-			Name:  "sink",
-			Input: Forward,
-			Cost:  func(c *engine.CostModel, _ engine.Msg) engine.Time { return c.SinkCPU },
-			Sink:  true,
-		},
+		sinkStage(),
 	}}
 	return w, nil
 }

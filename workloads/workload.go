@@ -8,8 +8,9 @@ package workloads
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,17 @@ type Stage struct {
 
 // Keyed reports whether the stage keeps per-key state.
 func (s *Stage) Keyed() bool { return s.Update != nil }
+
+// sinkStage is the last stage of every DAG workload: the sink, fed over a
+// forward edge, whose CPU cost is the cost model's SinkCPU per record.
+func sinkStage() Stage {
+	return Stage{
+		Name:  "sink",
+		Input: Forward,
+		Cost:  func(c *engine.CostModel, _ engine.Msg) engine.Time { return c.SinkCPU },
+		Sink:  true,
+	}
+}
 
 // Plan is a linear dataflow: the source, then stages in order.
 type Plan struct {
@@ -157,12 +169,7 @@ func Register(f Factory) { registry[f.Name] = f }
 
 // Names returns every workload name, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Lookup returns a workload factory.
