@@ -8,6 +8,10 @@ import (
 	"ftbench/engine"
 )
 
+// Installing specs on a run: Apply checks every spec against the run (its
+// deployment's operators, its workers, its end) before it installs any on a
+// Target.
+
 // Target is a runtime that faults can be installed on; *sim.Sim implements it.
 type Target interface {
 	// Crash crashes a worker, or the master node when worker is

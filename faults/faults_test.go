@@ -15,10 +15,7 @@ const (
 var defs = Defaults{Duration: 20 * s, StatefulOp: "count", UpstreamOp: "split"}
 
 func TestParseGood(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Spec
-	}{
+	tests := []goodSpec{
 		{"crash@10s:worker=2", Spec{Kind: Crash, At: 10 * s, Worker: 2, Restart: -1}},
 		{"crash@10s:worker=2,restart=500ms", Spec{Kind: Crash, At: 10 * s, Worker: 2, Restart: 500 * ms}},
 		{"crash@0s:worker=0,restart=0s", Spec{Kind: Crash, At: 0, Worker: 0, Restart: 0}},
@@ -54,8 +51,21 @@ func TestParseGood(t *testing.T) {
 		{"store-slow@5s-7s,factor=3", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 3}},
 		{"store-down@5s-8s", Spec{Kind: StoreDown, At: 5 * s, End: 8 * s, Worker: -1, Restart: -1}},
 	}
+	parsesTo(t, defs, tests)
+}
+
+// goodSpec is a spec and the Spec it parses to.
+type goodSpec struct {
+	in   string
+	want Spec
+}
+
+// parsesTo checks that each spec in tests parses under d to its Spec, and
+// that the Spec round-trips through String.
+func parsesTo(t *testing.T, d Defaults, tests []goodSpec) {
+	t.Helper()
 	for _, tt := range tests {
-		got, err := Parse(tt.in, defs)
+		got, err := Parse(tt.in, d)
 		if err != nil {
 			t.Errorf("Parse(%q): %v", tt.in, err)
 			continue
@@ -137,10 +147,7 @@ func TestString(t *testing.T) {
 
 func TestBareDefaults(t *testing.T) {
 	d := Defaults{Duration: 100 * s, StatefulOp: "count", UpstreamOp: "split"}
-	tests := []struct {
-		in   string
-		want Spec
-	}{
+	tests := []goodSpec{
 		{"crash", Spec{Kind: Crash, At: 40 * s, Worker: -1, Op: "count", Index: 0, Restart: -1}},
 		{"slow", Spec{Kind: Slow, At: 30 * s, End: 60 * s, Worker: -1, Op: "count", Restart: -1, Factor: 8}},
 		{"throttle", Spec{Kind: Throttle, At: 30 * s, End: 60 * s, Worker: -1, From: "split", To: "count", Restart: -1, Rate: 1000}},
@@ -148,17 +155,7 @@ func TestBareDefaults(t *testing.T) {
 		{" reorder ", Spec{Kind: Reorder, At: 25 * s, End: 75 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{"pause", Spec{Kind: Pause, At: 40 * s, End: 50 * s, Worker: -1, Op: "count", Restart: -1}},
 	}
-	for _, tt := range tests {
-		got, err := Parse(tt.in, d)
-		if err != nil {
-			t.Errorf("Parse(%q): %v", tt.in, err)
-			continue
-		}
-		if got != tt.want {
-			t.Errorf("Parse(%q) = %+v, want %+v", tt.in, got, tt.want)
-		}
-		roundTrip(t, got)
-	}
+	parsesTo(t, d, tests)
 	// reorder needs no operators.
 	if _, err := Parse("reorder", Defaults{Duration: s}); err != nil {
 		t.Errorf("bare reorder without operators: %v", err)
