@@ -1,5 +1,5 @@
-// Package faults parses fault specs (syntax in the README, "What a run
-// is") and installs them on a runtime.
+// Package faults parses fault specs (syntax and per-system behaviour in
+// docs/faults.md) and installs them on a runtime.
 //
 // A spec is one of
 //
