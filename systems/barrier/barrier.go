@@ -139,14 +139,10 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	default:
 		return opt, fmt.Errorf("barrier: unknown variant %q", variant)
 	}
-	switch o["sink"] {
-	case Sink2PC:
-		opt.twoPC = true
-	case SinkPlain:
-	default:
-		return opt, fmt.Errorf("--sink=%q: want %s or %s", o["sink"], Sink2PC, SinkPlain)
-	}
 	var err error
+	if opt.twoPC, err = either(o, "sink", Sink2PC, SinkPlain); err != nil {
+		return opt, err
+	}
 	if opt.interval, err = o.Duration("checkpoint-interval"); err != nil {
 		return opt, err
 	}
@@ -166,12 +162,8 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.retained, err = o.Int("checkpoints-retained", 1, 1024); err != nil {
 		return opt, err
 	}
-	switch o["incremental"] {
-	case "true":
-		opt.incremental = true
-	case "false":
-	default:
-		return opt, fmt.Errorf("--incremental=%q: want true or false", o["incremental"])
+	if opt.incremental, err = either(o, "incremental", "true", "false"); err != nil {
+		return opt, err
 	}
 	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
 		return opt, err
@@ -182,14 +174,22 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.tolerable, err = o.Int("tolerable-failed-checkpoints", 0, 1<<20); err != nil {
 		return opt, err
 	}
-	switch o["failover"] {
-	case FailoverRegion:
-		opt.region = true
-	case FailoverFull:
-	default:
-		return opt, fmt.Errorf("--failover=%q: want %s or %s", o["failover"], FailoverRegion, FailoverFull)
+	if opt.region, err = either(o, "failover", FailoverRegion, FailoverFull); err != nil {
+		return opt, err
 	}
 	return opt, nil
+}
+
+// either parses an option that takes one of two values: true for yes,
+// false for no.
+func either(o systems.Options, name, yes, no string) (bool, error) {
+	switch o[name] {
+	case yes:
+		return true, nil
+	case no:
+		return false, nil
+	}
+	return false, fmt.Errorf("--%s=%q: want %s or %s", name, o[name], yes, no)
 }
 
 func (system) Compile(job systems.Job) (*engine.Deployment, error) {

@@ -1,9 +1,8 @@
 package barrier
 
 import (
-	"slices"
-
 	"ftbench/engine"
+	"ftbench/systems/internal/checkpoint"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -21,15 +20,12 @@ import (
 // still exist, so a transaction is never committed twice, nor lost when the
 // completion notice died with the sink.
 type sink struct {
-	twoPC   bool
-	stage   *workloads.Stage
-	open    txnEffects
-	pending []txn // pre-committed, oldest first
-	// retry lists the transactions whose record the store failed, to be
-	// written again after txnRetryDelay. A checkpoint that lists a
-	// transaction is acknowledged only once its record is durable
-	// (durableThrough): a restore must find the record to commit it.
-	retry []int64
+	twoPC bool
+	stage *workloads.Stage
+	open  txnEffects
+	// txns are the pre-committed transactions; a checkpoint that lists
+	// one is acknowledged only once its record is durable.
+	txns checkpoint.Precommitted[txnEffects]
 }
 
 // txnEffects is a transaction's effects in arrival order, in pieces of
@@ -49,16 +45,6 @@ func (e txnEffects) len() int {
 		n += len(p)
 	}
 	return n
-}
-
-// txnRetryDelay is how long the sink waits before writing again a
-// transaction record the store failed: the store client's retry back-off.
-const txnRetryDelay = 100 * engine.Millisecond
-
-type txn struct {
-	id      int64
-	effects txnEffects
-	stored  bool // its record (txnKey) is durable
 }
 
 // commitBytes is the size of one effect in a transaction (id, key, value,
@@ -101,74 +87,27 @@ func (s *sink) precommit(ctx engine.Ctx, n int64) (ids []int64, bytes int64) {
 	}
 	if len(s.open) > 0 {
 		bytes = int64(s.open.len()) * commitBytes
-		ctx.Store().Put(txnKey(ctx.Self(), n), s.open, txnHandleBytes, txnToken(n))
-		s.pending = append(s.pending, txn{id: n, effects: s.open})
+		putTxn(ctx, n, s.open)
+		s.txns.Add(n, s.open)
 		s.open = nil
 	}
-	ids = make([]int64, len(s.pending))
-	for i, t := range s.pending {
-		ids[i] = t.id
-	}
-	return ids, bytes
+	return s.txns.IDs(), bytes
 }
 
-// stored marks transaction n's record durable.
-func (s *sink) stored(n int64) {
-	for i := range s.pending {
-		if s.pending[i].id == n {
-			s.pending[i].stored = true
-		}
-	}
-}
-
-// failed queues transaction n's record, which the store failed, to be
-// written again after txnRetryDelay.
-func (s *sink) failed(ctx engine.Ctx, n int64) {
-	if len(s.retry) == 0 {
-		ctx.After(txnRetryDelay, 0)
-	}
-	s.retry = append(s.retry, n)
-}
-
-// rewrite writes the queued transaction records again (the transactions
-// still pending: none can have committed, see durableThrough).
-func (s *sink) rewrite(ctx engine.Ctx) {
-	ids := s.retry
-	s.retry = nil
-	for _, n := range ids {
-		for _, t := range s.pending {
-			if t.id == n {
-				ctx.Store().Put(txnKey(ctx.Self(), n), t.effects, txnHandleBytes, txnToken(n))
-				ctx.Record(engine.Event{Kind: "sink_txn_rewrite", ID: n})
-			}
-		}
-	}
-}
-
-// durableThrough says whether every pending transaction up to n has a
-// durable record.
-func (s *sink) durableThrough(n int64) bool {
-	for _, t := range s.pending {
-		if t.id <= n && !t.stored {
-			return false
-		}
-	}
-	return true
+// putTxn writes transaction n's record: its handle, what a pre-commit
+// makes durable.
+func putTxn(ctx engine.Ctx, n int64, effects txnEffects) {
+	ctx.Store().Put(txnKey(ctx.Self(), n), effects, txnHandleBytes, txnToken(n))
 }
 
 // commitThrough commits every pending transaction up to checkpoint n that
 // is still pending in the external system (fenced).
 func (s *sink) commitThrough(ctx engine.Ctx, n int64) {
-	k := 0
-	for k < len(s.pending) && s.pending[k].id <= n {
-		if fenced(ctx, s.pending[k].id) {
-			k++
-			continue
+	s.txns.CommitThrough(n, func(t checkpoint.Txn[txnEffects]) {
+		if !fenced(ctx, t.ID) {
+			commitTxn(ctx, t.ID, t.Effects, true)
 		}
-		commitTxn(ctx, s.pending[k].id, s.pending[k].effects, true)
-		k++
-	}
-	s.pending = slices.Delete(s.pending, 0, k) // zeroes the tail: no stale buffers
+	})
 }
 
 // fenced reports whether transaction id of this sink is no longer pending

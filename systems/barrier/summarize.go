@@ -2,7 +2,6 @@ package barrier
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"ftbench/check"
@@ -11,6 +10,7 @@ import (
 	"ftbench/systems"
 	"ftbench/systems/internal/checkpoint"
 	"ftbench/systems/internal/stream"
+	"ftbench/systems/internal/summary"
 )
 
 // checkpointRow is one triggered checkpoint in run.json's "checkpoints".
@@ -33,156 +33,255 @@ type checkpointRow struct {
 // Summarize derives the checkpointing metrics from the run's events and
 // counters and runs the snapshot-consistency check on every retained
 // completed checkpoint. Key names are stable; the package doc defines them.
+// Each step fills its own keys of the result.
 func (system) Summarize(r systems.RunInfo) map[string]any {
 	opt, err := parseOptions(r.Job.Variant, r.Job.Opts)
 	if err != nil {
 		return map[string]any{"error": err.Error()}
 	}
-	rows := map[int64]*checkpointRow{}
-	var ids []int64
-	row := func(id int64) *checkpointRow {
-		if rows[id] == nil {
-			rows[id] = &checkpointRow{ID: id, Status: "incomplete"}
-			ids = append(ids, id)
-		}
-		return rows[id]
-	}
-	var durations, stateBytes, channelBytes, alignments, restores, restoreSizes, restoreBytes []float64
-	var completed []int64
-	triggered := map[int64]engine.Time{} // checkpoint -> trigger time (ns)
-	var starts []engine.Event            // checkpoint_start, joined with triggered below
-	failed := map[string]int64{}
-	var buffered, bufferedMax, bufferedBytesMax, switches, precommitBytes int64
-	var restarts, globalRestarts, tasksRestarted, ckptFailovers, takeovers int64
-	nTasks := int64(-1)
-	if _, g, err := compile(r.Job); err == nil {
-		nTasks = int64(len(g.Source))
-		for _, st := range g.Stages {
-			nTasks += int64(len(st))
-		}
-	}
+	cps := newCheckpointStats()
+	align := alignmentStats{table: cps.table}
+	rec := recoveryStats{nTasks: taskCount(r.Job)}
 	for _, e := range r.Events {
-		switch e.Kind {
-		case "checkpoint_triggered":
-			row(e.ID).TriggeredS = round3(engine.Time(e.Time).Seconds())
-			triggered[e.ID] = e.Time
-		case "checkpoint_start":
-			starts = append(starts, e)
-		case "checkpoint_completed":
-			c := row(e.ID)
-			c.Status, c.DurationMS, c.StateBytes = "completed", ms(e.Value), e.Bytes
-			durations = append(durations, ms(e.Value))
-			stateBytes = append(stateBytes, float64(e.Bytes))
-			completed = append(completed, e.ID)
-		case "checkpoint_restore_size":
-			row(e.ID).RestoreSizeBytes = e.Bytes
-			restoreSizes = append(restoreSizes, float64(e.Bytes))
-		case "checkpoint_channel_state":
-			row(e.ID).ChannelStateBytes = e.Bytes
-			channelBytes = append(channelBytes, float64(e.Bytes))
-		case "checkpoint_aborted":
-			row(e.ID).Status = "aborted: " + e.Note
-			failed[e.Note]++
-		case "alignment":
-			alignments = append(alignments, ms(e.Value))
-			c := row(e.ID)
-			c.AlignmentMaxMS = max(c.AlignmentMaxMS, ms(e.Value))
-		case "alignment_buffered":
-			row(e.ID).BufferedRecords += e.Value
-			buffered += e.Value
-			bufferedMax = max(bufferedMax, e.Value)
-			bufferedBytesMax = max(bufferedBytesMax, e.Bytes)
-		case "unaligned_switch":
-			switches++
-		case "sink_precommit":
-			precommitBytes += e.Bytes
-		case "restore":
-			restores = append(restores, ms(e.Value))
-			restoreBytes = append(restoreBytes, float64(e.Bytes))
-		case "failover_on_checkpoint_failure":
-			ckptFailovers++
-		case "leader_takeover":
-			takeovers++
-		case "failover":
-			if e.Value > 0 {
-				restarts++
-				tasksRestarted += e.Value
-			}
-			if e.Value == nTasks {
-				globalRestarts++
-			}
-		}
+		cps.add(e)
+		align.add(e)
+		rec.add(e)
 	}
-	startDelays, perCheckpoint := startDelays(triggered, starts)
+	m := settings(r.Job, opt)
+	cps.report(m)
+	align.report(m)
+	rec.report(m, r)
+	consistency(m, r, cps.completed)
+	return m
+}
+
+// settings reports the options the run's figures depend on.
+func settings(job systems.Job, opt options) map[string]any {
+	return map[string]any{
+		"variant":                      job.Variant,
+		"sink":                         job.Opts["sink"],
+		"checkpoint_interval_ms":       ms(int64(opt.interval)),
+		"max_concurrent_checkpoints":   opt.maxConcurrent,
+		"tolerable_failed_checkpoints": int64(opt.tolerable),
+		"failover":                     job.Opts["failover"],
+		"incremental":                  opt.incremental,
+		"snapshots_retained_max":       int64(opt.retained),
+	}
+}
+
+// taskCount is how many tasks the job runs, sources included: a failover
+// that restarts that many is a global restart. -1 if the job does not
+// compile, so that no failover counts as global.
+func taskCount(job systems.Job) int64 {
+	_, g, err := compile(job)
+	if err != nil {
+		return -1
+	}
+	n := int64(len(g.Source))
+	for _, st := range g.Stages {
+		n += int64(len(st))
+	}
+	return n
+}
+
+// checkpointTable is run.json's "checkpoints": a row for every checkpoint
+// an event names, incomplete until an event says otherwise.
+type checkpointTable struct {
+	rows map[int64]*checkpointRow
+	ids  []int64 // in order of first mention
+}
+
+func (t *checkpointTable) row(id int64) *checkpointRow {
+	if t.rows[id] == nil {
+		t.rows[id] = &checkpointRow{ID: id, Status: "incomplete"}
+		t.ids = append(t.ids, id)
+	}
+	return t.rows[id]
+}
+
+// sorted lists the rows by checkpoint id.
+func (t *checkpointTable) sorted() []checkpointRow {
+	sort.Slice(t.ids, func(i, j int) bool { return t.ids[i] < t.ids[j] })
+	out := make([]checkpointRow, 0, len(t.ids))
+	for _, id := range t.ids {
+		out = append(out, *t.rows[id])
+	}
+	return out
+}
+
+// checkpointStats is the life of every checkpoint as the coordinator and
+// the tasks record it: triggered, started at each task, completed or
+// aborted, and what it wrote.
+type checkpointStats struct {
+	table     *checkpointTable
+	completed []int64               // in completion order
+	failed    map[string]int64      // aborted checkpoints by reason
+	triggered map[int64]engine.Time // checkpoint -> trigger time (ns)
+	starts    []engine.Event        // checkpoint_start, joined with triggered by report
+	// Per completed checkpoint.
+	durations, stateBytes, channelBytes, restoreSizes []float64
+	precommitBytes                                    int64
+}
+
+func newCheckpointStats() *checkpointStats {
+	return &checkpointStats{
+		table:     &checkpointTable{rows: map[int64]*checkpointRow{}},
+		failed:    map[string]int64{},
+		triggered: map[int64]engine.Time{},
+	}
+}
+
+func (s *checkpointStats) add(e engine.Event) {
+	switch e.Kind {
+	case "checkpoint_triggered":
+		s.table.row(e.ID).TriggeredS = summary.Round3(engine.Time(e.Time).Seconds())
+		s.triggered[e.ID] = e.Time
+	case "checkpoint_start":
+		s.starts = append(s.starts, e)
+	case "checkpoint_completed":
+		c := s.table.row(e.ID)
+		c.Status, c.DurationMS, c.StateBytes = "completed", ms(e.Value), e.Bytes
+		s.durations = append(s.durations, ms(e.Value))
+		s.stateBytes = append(s.stateBytes, float64(e.Bytes))
+		s.completed = append(s.completed, e.ID)
+	case "checkpoint_restore_size":
+		s.table.row(e.ID).RestoreSizeBytes = e.Bytes
+		s.restoreSizes = append(s.restoreSizes, float64(e.Bytes))
+	case "checkpoint_channel_state":
+		s.table.row(e.ID).ChannelStateBytes = e.Bytes
+		s.channelBytes = append(s.channelBytes, float64(e.Bytes))
+	case "checkpoint_aborted":
+		s.table.row(e.ID).Status = "aborted: " + e.Note
+		s.failed[e.Note]++
+	case "sink_precommit":
+		s.precommitBytes += e.Bytes
+	}
+}
+
+func (s *checkpointStats) report(m map[string]any) {
+	all, perCheckpoint := startDelays(s.triggered, s.starts)
 	for id, ds := range perCheckpoint {
-		s := metrics.Summary(ds)
-		c := row(id)
-		c.StartDelayP50MS, c.StartDelayMaxMS = round3(s.P50), round3(s.Max)
+		d := metrics.Summary(ds)
+		c := s.table.row(id)
+		c.StartDelayP50MS, c.StartDelayMaxMS = summary.Round3(d.P50), summary.Round3(d.Max)
 	}
 	var nFailed int64
-	for _, n := range failed {
+	for _, n := range s.failed {
 		nFailed += n
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	table := make([]checkpointRow, 0, len(ids))
-	for _, id := range ids {
-		table = append(table, *rows[id])
-	}
+	m["checkpoints_triggered"] = int64(len(s.table.ids))
+	m["checkpoints_completed"] = int64(len(s.completed))
+	m["checkpoints_failed"] = nFailed
+	m["checkpoints_failed_by_reason"] = s.failed
+	m["checkpoints_failed_store"] = s.failed["declined: snapshot write failed"] + s.failed["metadata write failed"]
+	m["checkpoints_expired"] = s.failed["timeout"]
+	m["checkpoint_duration_ms"] = stat(s.durations)
+	m["checkpoint_state_bytes"] = stat(s.stateBytes)
+	m["checkpoint_channel_state_bytes"] = stat(s.channelBytes)
+	m["checkpoint_restore_size_bytes"] = stat(s.restoreSizes)
+	m["checkpoint_start_delay_ms"] = stat(all)
+	m["sink_precommit_bytes"] = s.precommitBytes
+	m["checkpoints"] = s.table.sorted()
+}
 
+// alignmentStats is what aligning barriers cost the tasks: the time from
+// first to last barrier, the records held back meanwhile, and the
+// aligned-timeout variant's switches to unaligned.
+type alignmentStats struct {
+	table                                             *checkpointTable
+	alignments                                        []float64
+	buffered, bufferedMax, bufferedBytesMax, switches int64
+}
+
+func (s *alignmentStats) add(e engine.Event) {
+	switch e.Kind {
+	case "alignment":
+		s.alignments = append(s.alignments, ms(e.Value))
+		c := s.table.row(e.ID)
+		c.AlignmentMaxMS = max(c.AlignmentMaxMS, ms(e.Value))
+	case "alignment_buffered":
+		s.table.row(e.ID).BufferedRecords += e.Value
+		s.buffered += e.Value
+		s.bufferedMax = max(s.bufferedMax, e.Value)
+		s.bufferedBytesMax = max(s.bufferedBytesMax, e.Bytes)
+	case "unaligned_switch":
+		s.switches++
+	}
+}
+
+func (s *alignmentStats) report(m map[string]any) {
+	m["alignment_ms"] = stat(s.alignments)
+	m["alignment_buffered_records"] = map[string]int64{"total": s.buffered, "max": s.bufferedMax}
+	m["alignment_buffered_bytes_max"] = s.bufferedBytesMax
+	m["unaligned_switches"] = s.switches
+}
+
+// recoveryStats is what failures cost: the failovers and the tasks they
+// restarted, the tasks' restores, and the records read again.
+type recoveryStats struct {
+	nTasks                                                             int64 // a failover restarting this many is global
+	restarts, globalRestarts, tasksRestarted, ckptFailovers, takeovers int64
+	restores, restoreBytes                                             []float64
+}
+
+func (s *recoveryStats) add(e engine.Event) {
+	switch e.Kind {
+	case "restore":
+		s.restores = append(s.restores, ms(e.Value))
+		s.restoreBytes = append(s.restoreBytes, float64(e.Bytes))
+	case "failover_on_checkpoint_failure":
+		s.ckptFailovers++
+	case "leader_takeover":
+		s.takeovers++
+	case "failover":
+		if e.Value > 0 {
+			s.restarts++
+			s.tasksRestarted += e.Value
+		}
+		if e.Value == s.nTasks {
+			s.globalRestarts++
+		}
+	}
+}
+
+func (s *recoveryStats) report(m map[string]any, r systems.RunInfo) {
+	m["failovers_on_checkpoint_failure"] = s.ckptFailovers
+	m["restarts"] = s.restarts
+	m["global_restarts"] = s.globalRestarts
+	m["leader_takeovers"] = s.takeovers
+	m["tasks_restarted"] = s.tasksRestarted
+	m["restore_ms"] = stat(s.restores)
+	m["restore_bytes"] = stat(s.restoreBytes)
+	m["records_replayed"] = recordsReplayed(r)
+	m["channel_state_records_restored"] = r.Counters["barrier_channel_state_records_restored"]
+}
+
+// recordsReplayed is every source read beyond the first reading of each
+// record: exact for a drained run (every record read at least once).
+func recordsReplayed(r systems.RunInfo) int64 {
 	read := r.Counters["barrier_source_records_read"]
 	var appended int64
 	if r.Log != nil {
 		appended = r.Log.Total() * int64(r.Job.Parallelism)
 	}
+	return max(0, read-appended)
+}
+
+// consistency checks every retained completed checkpoint's cut and
+// reports the outcome; a checkpoint with a task snapshot missing counts as
+// inconsistent.
+func consistency(m map[string]any, r systems.RunInfo, completed []int64) {
 	res, missing, unretained := checkRun(r, completed)
 	problems := res.Problems
 	if problems == nil {
-		problems = []string{}
+		problems = []string{} // [] rather than null in run.json
 	}
-	return map[string]any{
-		"variant":                         r.Job.Variant,
-		"sink":                            r.Job.Opts["sink"],
-		"checkpoint_interval_ms":          ms(int64(opt.interval)),
-		"max_concurrent_checkpoints":      opt.maxConcurrent,
-		"checkpoints_triggered":           int64(len(ids)),
-		"checkpoints_completed":           int64(len(completed)),
-		"checkpoints_failed":              nFailed,
-		"checkpoints_failed_by_reason":    failed,
-		"checkpoints_failed_store":        failed["declined: snapshot write failed"] + failed["metadata write failed"],
-		"checkpoints_expired":             failed["timeout"],
-		"tolerable_failed_checkpoints":    int64(opt.tolerable),
-		"failovers_on_checkpoint_failure": ckptFailovers,
-		"checkpoint_duration_ms":          stat(durations),
-		"checkpoint_state_bytes":          stat(stateBytes),
-		"checkpoint_channel_state_bytes":  stat(channelBytes),
-		"alignment_ms":                    stat(alignments),
-		"checkpoint_start_delay_ms":       stat(startDelays),
-		"alignment_buffered_records":      map[string]int64{"total": buffered, "max": bufferedMax},
-		"alignment_buffered_bytes_max":    bufferedBytesMax,
-		"unaligned_switches":              switches,
-		"sink_precommit_bytes":            precommitBytes,
-		"failover":                        r.Job.Opts["failover"],
-		"restarts":                        restarts,
-		"global_restarts":                 globalRestarts,
-		"leader_takeovers":                takeovers,
-		"tasks_restarted":                 tasksRestarted,
-		"restore_ms":                      stat(restores),
-		"restore_bytes":                   stat(restoreBytes),
-		"checkpoint_restore_size_bytes":   stat(restoreSizes),
-		"incremental":                     opt.incremental,
-		// Every source read beyond the first reading of each record: exact
-		// for a drained run (every record read at least once).
-		"records_replayed":               max(0, read-appended),
-		"channel_state_records_restored": r.Counters["barrier_channel_state_records_restored"],
-		"snapshots_checked":              int64(res.Checked + missing),
-		"snapshots_consistent":           int64(res.Consistent),
-		"snapshots_inconsistent":         int64(res.Inconsistent + missing),
-		"snapshots_not_retained":         unretained,
-		"snapshot_problems":              problems,
-		"safety_violations":              int64(res.Inconsistent + missing),
-		"checkpoints":                    table,
-		"snapshots_retained_max":         int64(opt.retained),
-	}
+	m["snapshots_checked"] = int64(res.Checked + missing)
+	m["snapshots_consistent"] = int64(res.Consistent)
+	m["snapshots_inconsistent"] = int64(res.Inconsistent + missing)
+	m["snapshots_not_retained"] = unretained
+	m["snapshot_problems"] = problems
+	m["safety_violations"] = int64(res.Inconsistent + missing)
 }
 
 // startDelays is Flink's checkpoint start delay: for every task (sources
@@ -264,11 +363,7 @@ func buildCut(g *stream.Graph, n int64, load func(int64, engine.ProcID) *snapsho
 			if !ok {
 				return cut, fmt.Sprintf("%s/%d misses a piece of its incremental chain", g.Plan.Stages[st].Name, i)
 			}
-			kvs := make([]check.StateKV, len(state))
-			for k, kv := range state {
-				kvs[k] = check.StateKV{Key: kv.Key, Val: kv.Val}
-			}
-			cut.Stages[st].State = append(cut.Stages[st].State, kvs)
+			cut.Stages[st].State = append(cut.Stages[st].State, checkpoint.StateKVs(state))
 			for _, f := range s.Channel {
 				cut.Stages[st].InFlight = append(cut.Stages[st].InFlight, f.Records...)
 			}
@@ -277,11 +372,11 @@ func buildCut(g *stream.Graph, n int64, load func(int64, engine.ProcID) *snapsho
 	return cut, ""
 }
 
+// stat is a distribution as barrier reports it, {n, p50, p99, max, mean}
+// (snapshot's differs; see package summary).
 func stat(xs []float64) map[string]float64 {
 	s := metrics.Summary(xs)
-	return map[string]float64{"n": float64(s.N), "p50": round3(s.P50), "p99": round3(s.P99), "max": round3(s.Max), "mean": round3(s.Mean)}
+	return map[string]float64{"n": float64(s.N), "p50": summary.Round3(s.P50), "p99": summary.Round3(s.P99), "max": summary.Round3(s.Max), "mean": summary.Round3(s.Mean)}
 }
 
-func ms(ns int64) float64 { return round3(float64(ns) / 1e6) }
-
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+func ms(ns int64) float64 { return summary.Round3(float64(ns) / 1e6) }

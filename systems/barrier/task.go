@@ -78,7 +78,7 @@ func (t *task) Init(engine.Ctx) {}
 // store failed.
 func (t *task) Timer(ctx engine.Ctx, _ int64) {
 	if t.sink != nil {
-		t.sink.rewrite(ctx)
+		t.sink.txns.Rewrite(ctx, putTxn)
 	}
 }
 
@@ -244,14 +244,14 @@ func (t *task) persist(ctx engine.Ctx, cp *inflight) {
 // transaction) and acknowledges the checkpoints now durable.
 func (t *task) stored(ctx engine.Ctx, token int64) {
 	if token&1 == 1 && t.sink != nil {
-		t.sink.stored(token >> 1)
+		t.sink.txns.Stored(token >> 1)
 	}
 	if cp := t.find(token >> 1); cp != nil {
 		cp.outstanding--
 	}
 	var ready []*inflight
 	for _, cp := range t.cps {
-		if cp.persisted && cp.outstanding == 0 && !cp.declined && (t.sink == nil || t.sink.durableThrough(cp.id)) {
+		if cp.persisted && cp.outstanding == 0 && !cp.declined && (t.sink == nil || t.sink.txns.DurableThrough(cp.id)) {
 			ready = append(ready, cp)
 		}
 	}
@@ -275,7 +275,7 @@ func (t *task) stored(ctx engine.Ctx, token int64) {
 func (t *task) storeFailed(ctx engine.Ctx, token int64) {
 	n := token >> 1
 	if token&1 == 1 && t.sink != nil {
-		t.sink.failed(ctx, n)
+		t.sink.txns.Failed(ctx, n, 0)
 	}
 	if cp := t.find(n); cp != nil && !cp.declined {
 		cp.declined = true

@@ -226,7 +226,7 @@ func (t *task) Init(ctx engine.Ctx) {
 
 func (t *task) Timer(ctx engine.Ctx, id int64) {
 	if id == timerTxnRetry && t.sink != nil {
-		t.sink.rewrite(ctx)
+		t.sink.txns.Rewrite(ctx, t.sink.put)
 	}
 }
 
@@ -237,14 +237,14 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		if m.Val < txnToken {
 			t.acks.durable(ctx, &t.part, m.Val, t.txnsDurable)
 		} else if t.sink != nil {
-			t.sink.stored(m.Val - txnToken)
+			t.sink.txns.Stored(m.Val - txnToken)
 			t.acks.flush(ctx, &t.part, t.txnsDurable)
 		}
 	case m.Kind == engine.KindStoreFailed:
 		if m.Val < txnToken {
 			t.acks.failed(ctx, &t.part, m.Val)
 		} else if t.sink != nil {
-			t.sink.failed(ctx, m.Val-txnToken)
+			t.sink.txns.Failed(ctx, m.Val-txnToken, timerTxnRetry)
 		}
 	case m.Kind == checkpoint.KindDeploy:
 		t.deploy(ctx, m)
@@ -278,7 +278,7 @@ func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 
 // txnsDurable says whether every transaction a sink's snapshot n lists is
 // durable (true for a task that is not a sink).
-func (t *task) txnsDurable(n int64) bool { return t.sink == nil || t.sink.durableThrough(n) }
+func (t *task) txnsDurable(n int64) bool { return t.sink == nil || t.sink.txns.DurableThrough(n) }
 
 func (t *task) input(from engine.ProcID) int {
 	if from < 0 || int(from) >= len(t.inIdx) {
