@@ -1,9 +1,11 @@
 package live
 
 import (
+	"slices"
 	"time"
 
 	"ftbench/engine"
+	"ftbench/engine/flow"
 )
 
 // item is a message with its position in the channel, which overtaking
@@ -17,33 +19,30 @@ type item struct {
 // partly filled network buffer and the receiver's queue (in one process
 // nothing is on a wire). Its credit counts data bytes in both; a sender
 // with a full channel is backpressured and gets no new data input or
-// timers until the receiver drains it. Every field is guarded by the
-// receiver's mutex.
+// timers until the receiver drains it. The rules of credit and of flushing
+// are flow's, shared with the simulator; what is this runtime's own is that
+// flush timers are time.AfterFunc and a sender is woken by a signal. Every
+// field is guarded by the receiver's mutex.
 type channel struct {
 	from, to *proc
 	epoch    uint32 // bumped by reset; a flush timer of an older epoch does nothing
+	paused   bool
 
-	out        []item // sender-side buffer
-	outBytes   int
-	flushArmed bool
-	flushGen   uint32
+	out    []item // sender-side buffer
+	outBuf flow.OutBuffer
 
 	inq  []item // receiver's queue from head on
 	head int
 
-	used     int // data bytes held by the channel
-	peak     int
-	capacity int
-	full     bool
-	paused   bool
-	nextSeq  uint64
+	credit  flow.Credit
+	nextSeq uint64
 }
 
 // channelFrom returns the channel s -> p, creating it (p.mu held).
 func (p *proc) channelFrom(s *proc) *channel {
 	ch := p.in[s.id]
 	if ch == nil {
-		ch = &channel{from: s, to: p, capacity: p.rt.cost.ChannelBuffers * p.rt.cost.BufferBytes}
+		ch = &channel{from: s, to: p, credit: flow.Credit{Capacity: flow.Capacity(&p.rt.cost)}}
 		p.in[s.id] = ch
 		p.inputs = append(p.inputs, ch)
 	}
@@ -77,6 +76,10 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 	}
 	ch := q.channelFrom(p)
 	wire := rt.cost.WireBytes(m.Size)
+	// An overtaking message uses up a seq here, where the simulator's
+	// borrows the next one: either way it sorts after every message sent
+	// before it and before every one sent after, which is all overtakenBy
+	// asks of a seq.
 	it := item{m: m, seq: ch.nextSeq}
 	ch.nextSeq++
 	if overtaking {
@@ -86,25 +89,18 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 		return
 	}
 	ch.out = append(ch.out, it)
-	ch.outBytes += wire
-	if !m.Ctrl {
-		ch.used += wire
-		ch.peak = max(ch.peak, ch.used)
-		if !ch.full && ch.used >= ch.capacity {
-			ch.full = true
-			p.full.Add(1)
-		}
+	ch.outBuf.Bytes += wire
+	if !m.Ctrl && ch.credit.Charge(wire) {
+		p.full.Add(1)
 	}
 	switch {
-	case (m.Ctrl && !m.Lazy) || ch.outBytes >= rt.cost.BufferBytes:
+	case ch.outBuf.FlushNow(m.Ctrl, m.Lazy, rt.cost.BufferBytes):
 		ch.flush()
-	case !ch.flushArmed:
-		ch.flushArmed = true
-		ch.flushGen++
-		gen, epoch := ch.flushGen, ch.epoch
+	case ch.outBuf.Arm():
+		gen, epoch := ch.outBuf.Gen, ch.epoch
 		time.AfterFunc(time.Duration(rt.cost.BufferTimeout), func() {
 			q.mu.Lock()
-			if ch.epoch == epoch && ch.flushArmed && ch.flushGen == gen {
+			if ch.epoch == epoch && ch.outBuf.Fire(gen) {
 				ch.flush()
 			}
 			q.mu.Unlock()
@@ -113,8 +109,10 @@ func (c *incarnation) send(to engine.ProcID, m engine.Msg, overtaking bool) {
 }
 
 // flush hands the sender's buffer to the receiver (receiver's lock held).
+// Nothing is on a wire in one process, so unlike the simulator's flush it
+// appends the items to the receiver's queue at once.
 func (ch *channel) flush() {
-	ch.flushArmed = false
+	ch.outBuf.Clear() // Bytes is already 0 when out is empty
 	if len(ch.out) == 0 {
 		return
 	}
@@ -123,11 +121,12 @@ func (ch *channel) flush() {
 	}
 	ch.inq = append(ch.inq, ch.out...)
 	clear(ch.out)
-	ch.out, ch.outBytes = ch.out[:0], 0
+	ch.out = ch.out[:0]
 	ch.to.signal()
 }
 
-// deliverable reports whether the receiver may take the head message now.
+// deliverable reports whether the receiver may take the head message now:
+// the simulator's rule, on this runtime's queue of items.
 func (ch *channel) deliverable(blocked bool) bool {
 	if ch.head == len(ch.inq) || ch.paused {
 		return false
@@ -139,25 +138,21 @@ func (ch *channel) deliverable(blocked bool) bool {
 // sender and waking it if that ends its backpressure.
 func (ch *channel) take() engine.Msg {
 	it := ch.inq[ch.head]
-	ch.inq[ch.head] = item{}
-	ch.head++
-	if ch.head == len(ch.inq) {
-		ch.inq, ch.head = ch.inq[:0], 0
-	} else if ch.head >= 1024 && ch.head*2 >= len(ch.inq) {
-		n := copy(ch.inq, ch.inq[ch.head:])
-		clear(ch.inq[n:])
-		ch.inq, ch.head = ch.inq[:n], 0
-	}
-	if !it.m.Ctrl {
-		ch.used -= ch.to.rt.cost.WireBytes(it.m.Size)
-		if ch.full && ch.used < ch.capacity {
-			ch.full = false
-			if ch.from.full.Add(-1) == 0 {
-				ch.from.signal()
-			}
-		}
+	// 1024, not the simulator's 64: this queue holds records, the
+	// simulator's holds buffers of them.
+	flow.Advance(&ch.inq, &ch.head, 1024)
+	if !it.m.Ctrl && ch.credit.Refund(ch.to.rt.cost.WireBytes(it.m.Size)) {
+		ch.from.channelDrained()
 	}
 	return it.m
+}
+
+// channelDrained is one of p's full output channels having room again: p
+// is backpressured no more once none is full, and is signalled.
+func (p *proc) channelDrained() {
+	if p.full.Add(-1) == 0 {
+		p.signal()
+	}
 }
 
 // reset drops everything in the channel: the connection died with one of
@@ -165,28 +160,20 @@ func (ch *channel) take() engine.Msg {
 // receiver's urgent list dies with it.
 func (ch *channel) reset() {
 	ch.epoch++
-	urgent := ch.to.urgent[:0]
-	for _, u := range ch.to.urgent {
-		if u.ch != ch {
-			urgent = append(urgent, u)
-		}
-	}
-	clear(ch.to.urgent[len(urgent):])
-	ch.to.urgent = urgent
+	ch.to.urgent = slices.DeleteFunc(ch.to.urgent, func(u urgentItem) bool { return u.ch == ch })
 	ch.to.syncPrio()
-	ch.out, ch.outBytes, ch.flushArmed = nil, 0, false
+	ch.out = nil
+	ch.outBuf.Clear()
 	ch.inq, ch.head = nil, 0
-	ch.used = 0
-	if ch.full {
-		ch.full = false
-		if ch.from.full.Add(-1) == 0 {
-			ch.from.signal()
-		}
+	if ch.credit.Drop() {
+		ch.from.channelDrained()
 	}
 }
 
 // overtakenBy returns the data messages sent on ch before seq that the
-// receiver has not consumed: its queue and the sender's buffer.
+// receiver has not consumed: its queue and the sender's buffer. The
+// simulator's applies the same filter, and to the wire besides; the walks
+// stay apart because the queues they walk are laid out apart.
 func (ch *channel) overtakenBy(seq uint64, dst []engine.Msg) []engine.Msg {
 	for _, it := range ch.inq[ch.head:] {
 		if it.seq < seq && !it.m.Ctrl {

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"ftbench/engine"
+	"ftbench/engine/flow"
 )
 
 // WorkMode says how ctx.Work is paid.
@@ -376,7 +377,7 @@ func (rt *Runtime) guard(name string) {
 func (rt *Runtime) StoreValue(key string) (any, bool) { return rt.store.value(key) }
 
 // Capacity is the credit of every channel in bytes.
-func (rt *Runtime) Capacity() int { return rt.cost.ChannelBuffers * rt.cost.BufferBytes }
+func (rt *Runtime) Capacity() int { return flow.Capacity(&rt.cost) }
 
 // PeakQueuedBytes is the most data any one channel has held at once.
 func (rt *Runtime) PeakQueuedBytes() int {
@@ -384,7 +385,7 @@ func (rt *Runtime) PeakQueuedBytes() int {
 	for _, q := range rt.procs {
 		q.mu.Lock()
 		for _, ch := range q.inputs {
-			peak = max(peak, ch.peak)
+			peak = max(peak, ch.credit.Peak)
 		}
 		q.mu.Unlock()
 	}
@@ -403,11 +404,11 @@ func (rt *Runtime) Activity(deadline engine.Time) engine.Activity {
 		}
 		q.mu.Lock()
 		for _, ch := range q.inputs {
-			if ch.from.spec.Worker == engine.ClientNode || ch.used == 0 {
+			if ch.from.spec.Worker == engine.ClientNode || ch.credit.Used == 0 {
 				continue
 			}
-			a.DataBytes += ch.used
-			busy = append(busy, engine.BusyChannel{Name: ch.from.spec.Name + "->" + q.spec.Name, Bytes: ch.used})
+			a.DataBytes += ch.credit.Used
+			busy = append(busy, engine.BusyChannel{Name: ch.from.spec.Name + "->" + q.spec.Name, Bytes: ch.credit.Used})
 		}
 		if !q.up {
 			a.Down = append(a.Down, q.spec.Name)

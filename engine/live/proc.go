@@ -249,13 +249,13 @@ func (c *incarnation) putBack() {
 			q = append(q, ch.inq[ch.head:]...)
 			ch.inq, ch.head = q, 0
 		}
+		bytes := 0
 		for _, it := range rest {
 			if !it.m.Ctrl {
-				ch.used += p.rt.cost.WireBytes(it.m.Size)
+				bytes += p.rt.cost.WireBytes(it.m.Size)
 			}
 		}
-		if !ch.full && ch.used >= ch.capacity {
-			ch.full = true
+		if ch.credit.Restore(bytes) {
 			ch.from.full.Add(1)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"ftbench/engine"
+	"ftbench/engine/flow"
 )
 
 // item is a message as a channel holds it: engine.Msg without its Body, laid
@@ -54,29 +55,27 @@ func msgOf(it *item, body any) (m engine.Msg) {
 }
 
 // channel is the FIFO link from -> to: the sender's partly filled buffer,
-// the buffers on the wire, and the receiver's queue. Its capacity (credit)
-// counts data bytes in all three; a sender with a full channel is
-// backpressured and gets no new data input or timers until it drains.
+// the buffers on the wire, and the receiver's queue. Its credit counts data
+// bytes in all three; a sender with a full channel is backpressured and
+// gets no new data input or timers until it drains. The rules of credit and
+// of flushing are flow's, shared with the live runtime; what is the
+// simulator's own is the wire (link serialisation, latency, throttling,
+// reordering, partitions) and that timers are events.
 type channel struct {
 	idx      int
 	from, to *proc
 	epoch    uint32 // bumped by reset; buffers from an older epoch are dropped
+	paused   bool
 
-	out        []item   // sender-side buffer
-	outBodies  []bodyAt // the bodies of out's items that have one
-	outBytes   int
-	lastLen    int // items in the last buffer flushed: the size of the next
-	flushArmed bool
-	flushGen   uint32
+	out       []item   // sender-side buffer
+	outBodies []bodyAt // the bodies of out's items that have one
+	lastLen   int      // items in the last buffer flushed: the size of the next
+	outBuf    flow.OutBuffer
 
 	inflight []*netBuf
 	inq      inQueue
 
-	used     int // data bytes held by the channel
-	peak     int // high-water mark of used
-	capacity int
-	full     bool
-	paused   bool
+	credit flow.Credit
 	// nextSeq is the seq of the next message into out. Only in-band
 	// messages take one; an overtaking message is given the seq of the next
 	// in-band message without using it up, so that it sorts after every
@@ -128,16 +127,23 @@ func (s *Sim) channel(from, to *proc) *channel {
 	}
 	ch := s.chanOf[from.id][to.id]
 	if ch == nil {
-		ch = &channel{
-			idx:      len(s.chans),
-			from:     from,
-			to:       to,
-			capacity: s.cost.ChannelBuffers * s.cost.BufferBytes,
-		}
-		s.chans = append(s.chans, ch)
+		ch = s.newChannel(from, to)
 		s.chanOf[from.id][to.id] = ch
-		to.inputs = append(to.inputs, ch)
 	}
+	return ch
+}
+
+// newChannel is a new channel from -> to, an input of to; the caller files
+// it where the sender looks it up.
+func (s *Sim) newChannel(from, to *proc) *channel {
+	ch := &channel{
+		idx:    len(s.chans),
+		from:   from,
+		to:     to,
+		credit: flow.Credit{Capacity: flow.Capacity(&s.cost)},
+	}
+	s.chans = append(s.chans, ch)
+	to.inputs = append(to.inputs, ch)
 	return ch
 }
 
@@ -176,22 +182,15 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	}
 	ch.out = append(ch.out, *itemOf(&m))
 	ch.nextSeq++
-	ch.outBytes += wire
-	if !m.Ctrl {
-		ch.used += wire
-		ch.peak = max(ch.peak, ch.used)
-		if !ch.full && ch.used >= ch.capacity {
-			ch.full = true
-			p.full++
-		}
+	ch.outBuf.Bytes += wire
+	if !m.Ctrl && ch.credit.Charge(wire) {
+		p.full++
 	}
 	switch {
-	case (m.Ctrl && !m.Lazy) || ch.outBytes >= s.cost.BufferBytes:
+	case ch.outBuf.FlushNow(m.Ctrl, m.Lazy, s.cost.BufferBytes):
 		s.flush(ch, p.clock)
-	case !ch.flushArmed:
-		ch.flushArmed = true
-		ch.flushGen++
-		s.schedule(event{at: p.clock + s.cost.BufferTimeout, kind: evFlush, a: int64(ch.idx), inc: ch.epoch, proc: int32(ch.flushGen)})
+	case ch.outBuf.Arm():
+		s.schedule(event{at: p.clock + s.cost.BufferTimeout, kind: evFlush, a: int64(ch.idx), inc: ch.epoch, proc: int32(ch.outBuf.Gen)})
 	}
 }
 
@@ -203,10 +202,10 @@ func (s *Sim) flush(ch *channel, at engine.Time) {
 	if len(ch.out) == 0 || !ch.to.up {
 		return
 	}
-	items, bodies, bytes := ch.out, ch.outBodies, ch.outBytes
-	ch.out, ch.outBodies, ch.outBytes = nil, nil, 0
+	items, bodies, bytes := ch.out, ch.outBodies, ch.outBuf.Bytes
+	ch.out, ch.outBodies = nil, nil
+	ch.outBuf.Clear()
 	ch.lastLen = len(items)
-	ch.flushArmed = false
 	s.transmit(ch, items, bodies, bytes, ch.nextSeq-uint64(len(items)), at, false)
 }
 
@@ -317,22 +316,26 @@ func (ch *channel) take() engine.Msg {
 	if done != nil {
 		ch.from.sim.putNetBuf(done)
 	}
-	if !m.Ctrl {
-		ch.used -= ch.from.sim.cost.WireBytes(m.Size)
-		if ch.full && ch.used < ch.capacity {
-			ch.full = false
-			ch.from.full--
-			if ch.from.full == 0 {
-				ch.from.wake(ch.to.clock)
-			}
-		}
+	if !m.Ctrl && ch.credit.Refund(ch.from.sim.cost.WireBytes(m.Size)) {
+		ch.from.channelDrained(ch.to.clock)
 	}
 	return m
 }
 
+// channelDrained is one of p's full output channels having room again: p
+// is backpressured no more once none is full, and is woken at at.
+func (p *proc) channelDrained(at engine.Time) {
+	p.full--
+	if p.full == 0 {
+		p.wake(at)
+	}
+}
+
 // deliverable reports whether the receiver may take the head message now: the
 // channel is not paused and, if the receiver is backpressured, the head is a
-// control message.
+// control message. The live runtime's deliverable is the same rule, left
+// in each runtime because it reads the head of a queue laid out its own way
+// (buffers read in place here, items there), on the hottest path of both.
 func (ch *channel) deliverable(blocked bool) bool {
 	if ch.inq.n == 0 || ch.paused {
 		return false
@@ -346,33 +349,22 @@ func (s *Sim) reset(ch *channel) {
 	// An overtaking message already delivered waits in the receiver's
 	// urgent list, outside the channel's queues: it dies with the channel
 	// too, or the receiver would handle it with the data it jumped gone.
-	urgent := ch.to.urgent[:0]
-	for _, u := range ch.to.urgent {
-		if u.ch != ch {
-			urgent = append(urgent, u)
-		}
-	}
-	clear(ch.to.urgent[len(urgent):])
-	ch.to.urgent = urgent
+	ch.to.urgent = slices.DeleteFunc(ch.to.urgent, func(u urgentItem) bool { return u.ch == ch })
 	ch.prioArrive = 0
 	if ch.out != nil {
 		s.putBuf(ch.out)
 	}
 	s.putBodies(ch.outBodies)
-	ch.out, ch.outBodies, ch.outBytes, ch.flushArmed = nil, nil, 0, false
+	ch.out, ch.outBodies = nil, nil
+	ch.outBuf.Clear()
 	for i := range ch.inflight {
 		ch.inflight[i] = nil
 	}
 	ch.inflight = ch.inflight[:0]
 	ch.inq.clear(s)
-	ch.used = 0
 	ch.linkFree = 0
-	if ch.full {
-		ch.full = false
-		ch.from.full--
-		if ch.from.full == 0 {
-			ch.from.wake(s.now)
-		}
+	if ch.credit.Drop() {
+		ch.from.channelDrained(s.now)
 	}
 }
 
@@ -414,20 +406,20 @@ func (s *Sim) Queued(from, to engine.ProcID) (msgs, bytes int) {
 	for _, b := range ch.inflight {
 		n += len(b.items)
 	}
-	return n, ch.used
+	return n, ch.credit.Used
 }
 
 // PeakQueuedBytes is the most data any one channel has held at once.
 func (s *Sim) PeakQueuedBytes() int {
 	peak := 0
 	for _, ch := range s.chans {
-		peak = max(peak, ch.peak)
+		peak = max(peak, ch.credit.Peak)
 	}
 	return peak
 }
 
 // Capacity is the credit of every channel in bytes.
-func (s *Sim) Capacity() int { return s.cost.ChannelBuffers * s.cost.BufferBytes }
+func (s *Sim) Capacity() int { return flow.Capacity(&s.cost) }
 
 // Send buffers are pooled by size class: class k holds slices whose
 // capacity is at least 2^k items. A sender asks for room for as many items
@@ -558,16 +550,10 @@ func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
 	q.pos++
 	q.n--
 	if q.pos == len(b.items) {
-		q.bufs[q.first] = nil
-		q.first++
+		// 64, not the live runtime's 1024: this queue holds buffers, the
+		// live one holds records.
+		flow.Advance(&q.bufs, &q.first, 64)
 		q.pos, q.body = 0, 0
-		if q.first == len(q.bufs) {
-			q.bufs, q.first = q.bufs[:0], 0
-		} else if q.first >= 64 && 2*q.first >= len(q.bufs) {
-			k := copy(q.bufs, q.bufs[q.first:])
-			clear(q.bufs[k:])
-			q.bufs, q.first = q.bufs[:k], 0
-		}
 		return m, b
 	}
 	return m, nil

@@ -180,10 +180,8 @@ func (s *Sim) zombieChannel(from, to *proc) *channel {
 		if to.worker != -1 {
 			return nil
 		}
-		ch := &channel{idx: len(s.chans), from: from, to: to, capacity: s.cost.ChannelBuffers * s.cost.BufferBytes}
-		s.chans = append(s.chans, ch)
+		ch := s.newChannel(from, to)
 		from.zout[to.id] = ch
-		to.inputs = append(to.inputs, ch)
 		return ch
 	}
 	for _, ch := range to.inputs {

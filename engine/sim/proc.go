@@ -335,5 +335,5 @@ func (p *proc) InputQueued(from engine.ProcID) (msgs, bytes int) {
 		return 0, 0
 	}
 	msgs, _ = ch.dataHeld()
-	return msgs, ch.used
+	return msgs, ch.credit.Used
 }

@@ -232,8 +232,7 @@ func (s *Sim) dispatch(e *event) {
 		s.deliver(e.buf)
 	case evFlush:
 		ch := s.chans[e.a]
-		if ch.epoch == e.inc && ch.flushArmed && ch.flushGen == uint32(e.proc) {
-			ch.flushArmed = false
+		if ch.epoch == e.inc && ch.outBuf.Fire(uint32(e.proc)) {
 			if !ch.from.frozen { // a stopped sender flushes when it resumes
 				s.flush(ch, e.at)
 			}
