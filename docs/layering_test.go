@@ -25,6 +25,7 @@ import (
 // own. A new package must be given a layer here; a new systems/<name>
 // falls into "protocols" by itself.
 var layers = []struct{ name, pkgs string }{
+	{"parsing", "number"},
 	{"foundation", "engine, keyed"},
 	{"runtimes and models", "engine/sim, engine/live, faults, metrics, workloads"},
 	{"checkers", "check"},

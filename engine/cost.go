@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"ftbench/number"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -221,7 +223,7 @@ func (c *CostModel) set(label, name, val string) error {
 		}
 		*p.time = Time(d)
 	case p.f64 != nil:
-		f, err := strconv.ParseFloat(val, 64)
+		f, err := number.Float(val)
 		if err != nil || f <= 0 {
 			return fmt.Errorf("cost %s=%q: want a positive number", label, val)
 		}

@@ -31,21 +31,39 @@ type Partitioner interface {
 	Partition(far []int, from, to engine.Time) error
 }
 
-// Apply resolves every spec against dep (a run on workers workers that ends
-// at end) and installs it on t.
+// Bounds is what Apply needs to know of the run besides its deployment.
+type Bounds struct {
+	// Workers is the run's worker count (workers 0..Workers-1).
+	Workers int
+	// InputEnd is when the input ends: a fault must start before it.
+	InputEnd engine.Time
+	// HardEnd is when the run stops at the latest (the input and the
+	// longest drain): a window is clipped there, never earlier, so a store
+	// outage "longer than the run" lasts through the drain as the user
+	// asked.
+	HardEnd engine.Time
+	// RestartDelay is the cost model's restart delay: how long a crash that
+	// names no restart holds its worker down (overlap.go).
+	RestartDelay engine.Time
+}
+
+// Apply resolves every spec against dep and b and installs it on t.
 //
-// Windows that reach past end are clipped to end; a window that starts at or
-// after end, and a crash at or after end, are errors, since they would never
-// take effect. Unknown operators, instance indexes out of range and workers
-// outside 0..workers-1 are errors naming the spec. Every spec is checked
-// before any is installed.
-func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t Target) error {
+// Windows that reach past b.HardEnd are clipped there; a window that starts
+// at or after b.InputEnd, and a crash at or after it, are errors, since
+// they would act on a run with no input left. Unknown operators, instance
+// indexes out of range and workers outside 0..Workers-1 are errors naming
+// the spec, and so are two faults the runtime cannot run at once
+// (overlap.go). Every spec is checked before any is installed.
+func Apply(specs []Spec, dep *engine.Deployment, b Bounds, t Target) error {
 	if dep == nil {
 		return fmt.Errorf("faults: no deployment to apply faults to")
 	}
 	if t == nil {
 		return fmt.Errorf("faults: no target to apply faults to")
 	}
+	workers, end := b.Workers, b.InputEnd
+	claims := make([]claim, 0, len(specs))
 	steps := make([]func() error, 0, len(specs))
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
@@ -62,11 +80,13 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 			}
 			return fail("window starts at %s, at or after the end of the run (%s)", fmtTime(s.At), fmtTime(end))
 		}
-		from, to := s.At, min(s.End, end)
+		from, to := s.At, min(s.End, b.HardEnd)
+		var held []int // the workers whose liveness it takes (overlap.go)
 		switch s.Kind {
 		case Crash, Pause:
 			if s.Master {
 				at, restart := s.At, s.Restart
+				to = at + downFor(restart, b.RestartDelay)
 				steps = append(steps, func() error { return t.Crash(engine.MasterNode, at, restart) })
 				break
 			}
@@ -85,6 +105,7 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 			if msg := checkWorker(w, workers); msg != "" {
 				return fail("%s", msg)
 			}
+			held = []int{w}
 			if s.Kind == Pause {
 				steps = append(steps, func() error { return t.Pause(w, from, to) })
 				break
@@ -94,12 +115,14 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 				restart = -1
 			}
 			at := s.At
+			to = at + downFor(restart, b.RestartDelay)
 			steps = append(steps, func() error { return t.Crash(w, at, restart) })
 		case Partition:
 			far, msg := farSide(s, dep, workers)
 			if msg != "" {
 				return fail("%s", msg)
 			}
+			held = far
 			pt, ok := t.(Partitioner)
 			if !ok {
 				return fail("this runtime has no network to partition")
@@ -131,6 +154,10 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 			}
 		}
 		names = append(names, name)
+		claims = append(claims, claimOf(s, name, from, to, held, fmt.Sprintf("%s/%d", s.Op, s.Index)))
+	}
+	if msg := firstConflict(claims); msg != "" {
+		return fmt.Errorf("%s", msg)
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
@@ -138,6 +165,15 @@ func Apply(specs []Spec, dep *engine.Deployment, workers int, end engine.Time, t
 		}
 	}
 	return nil
+}
+
+// downFor is how long a crash holds its worker (or the master) down: its
+// own restart delay, or the cost model's when it names none.
+func downFor(restart, def engine.Time) engine.Time {
+	if restart < 0 {
+		return def
+	}
+	return restart
 }
 
 func checkWorker(w, workers int) string {
@@ -249,3 +285,22 @@ func farSide(s Spec, dep *engine.Deployment, workers int) ([]int, string) {
 	}
 	return []int{s.Worker}, ""
 }
+
+// Check reports what Apply would refuse in specs, installing nothing: for
+// tools that build schedules (torture) and must keep only faults that can
+// run together.
+func Check(specs []Spec, dep *engine.Deployment, b Bounds) error {
+	return Apply(specs, dep, b, discard{})
+}
+
+// discard is a Target (and Partitioner) that installs nothing.
+type discard struct{}
+
+func (discard) Crash(int, engine.Time, engine.Time) error                                     { return nil }
+func (discard) Slow(engine.ProcID, engine.Time, engine.Time, float64) error                   { return nil }
+func (discard) Reorder(engine.Time, engine.Time, float64, func(from, to engine.ProcID) bool)  {}
+func (discard) Throttle(engine.Time, engine.Time, float64, func(from, to engine.ProcID) bool) {}
+func (discard) Pause(int, engine.Time, engine.Time) error                                     { return nil }
+func (discard) StoreSlow(engine.Time, engine.Time, float64) error                             { return nil }
+func (discard) StoreDown(engine.Time, engine.Time) error                                      { return nil }
+func (discard) Partition([]int, engine.Time, engine.Time) error                               { return nil }

@@ -61,6 +61,14 @@ func (f *fakeTarget) Throttle(from, to engine.Time, rate float64, match func(fro
 	f.calls = append(f.calls, call{kind: "throttle", from: from, to: to, value: rate, match: match})
 }
 
+// partitionTarget is a fakeTarget with a network to partition.
+type partitionTarget struct{ fakeTarget }
+
+func (f *partitionTarget) Partition(far []int, from, to engine.Time) error {
+	f.calls = append(f.calls, call{kind: "partition", worker: far[0], from: from, to: to})
+	return nil
+}
+
 // testDeployment: source/0-1, split/0-1, count/0-2, sink/0 on 3 workers, plus
 // a coordinator on the master node. Procs are deliberately not grouped by op
 // and count's instances are out of index order.
@@ -97,32 +105,32 @@ func TestApply(t *testing.T) {
 		mustParse(t, "crash@8s:op=count/0"),                        // worker 2
 		mustParse(t, "crash@1s:worker=1,restart=500ms"),            // worker 1
 		mustParse(t, "slow@5s-10s:op=count/2,factor=4"),            // proc 7
-		mustParse(t, "slow@15s-30s:op=count/1"),                    // clipped to 20s
-		mustParse(t, "throttle@5s-25s:edge=split->count,rate=200"), // clipped
+		mustParse(t, "slow@15s-40s:op=count/1"),                    // clipped to the hard end, 30s
+		mustParse(t, "throttle@5s-25s:edge=split->count,rate=200"), // through the drain
 		mustParse(t, "reorder@1s-2s:edge=all,p=0.5"),
-		mustParse(t, "reorder@1s-2s:edge=count->sink"),
+		mustParse(t, "reorder@2s-3s:edge=count->sink"),
 		mustParse(t, "pause@3s-4s:op=count/1"), // worker 1
-		mustParse(t, "pause@19s-25s:worker=0"), // clipped
+		mustParse(t, "pause@19s-35s:worker=0"), // clipped
 		mustParse(t, "store-slow@2s-3s:factor=5"),
-		mustParse(t, "store-down@18s-30s"), // clipped
+		mustParse(t, "store-down@18s-60s"), // clipped
 		mustParse(t, "crash@6s:master,restart=2s"),
 	}
 	ft := &fakeTarget{}
-	if err := Apply(specs, dep, workers, end, ft); err != nil {
+	if err := Apply(specs, dep, Bounds{Workers: workers, InputEnd: end, HardEnd: end + 10*s, RestartDelay: engine.Second}, ft); err != nil {
 		t.Fatal(err)
 	}
 	want := []call{
 		{kind: "crash", worker: 2, from: 8 * s, restart: -1},
 		{kind: "crash", worker: 1, from: 1 * s, restart: 500 * ms},
 		{kind: "slow", id: 7, from: 5 * s, to: 10 * s, value: 4},
-		{kind: "slow", id: 4, from: 15 * s, to: 20 * s, value: 8},
-		{kind: "throttle", from: 5 * s, to: 20 * s, value: 200},
+		{kind: "slow", id: 4, from: 15 * s, to: 30 * s, value: 8},
+		{kind: "throttle", from: 5 * s, to: 25 * s, value: 200},
 		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.5},
-		{kind: "reorder", from: 1 * s, to: 2 * s, value: 0.2},
+		{kind: "reorder", from: 2 * s, to: 3 * s, value: 0.2},
 		{kind: "pause", worker: 1, from: 3 * s, to: 4 * s},
-		{kind: "pause", worker: 0, from: 19 * s, to: 20 * s},
+		{kind: "pause", worker: 0, from: 19 * s, to: 30 * s},
 		{kind: "store-slow", from: 2 * s, to: 3 * s, value: 5},
-		{kind: "store-down", from: 18 * s, to: 20 * s},
+		{kind: "store-down", from: 18 * s, to: 30 * s},
 		{kind: "crash", worker: engine.MasterNode, from: 6 * s, restart: 2 * s},
 	}
 	if len(ft.calls) != len(want) {
@@ -219,7 +227,7 @@ func TestApplyErrors(t *testing.T) {
 		ft := &fakeTarget{}
 		// A valid spec first: nothing is installed when a later one is bad.
 		specs := []Spec{mustParse(t, "reorder@1s-2s:edge=all"), tt.spec}
-		err := Apply(specs, testDeployment(), workers, end, ft)
+		err := Apply(specs, testDeployment(), Bounds{Workers: workers, InputEnd: end, HardEnd: end, RestartDelay: engine.Second}, ft)
 		if err == nil {
 			t.Errorf("Apply(%s) succeeded, want an error", tt.spec)
 			continue
@@ -244,30 +252,30 @@ func TestApplyErrors(t *testing.T) {
 
 func TestApplyEdgeCases(t *testing.T) {
 	ft := &fakeTarget{}
-	if err := Apply(nil, testDeployment(), workers, s, ft); err != nil || len(ft.calls) != 0 {
+	if err := Apply(nil, testDeployment(), Bounds{Workers: workers, InputEnd: s, HardEnd: s, RestartDelay: engine.Second}, ft); err != nil || len(ft.calls) != 0 {
 		t.Errorf("Apply(nil) = %v, calls %d", err, len(ft.calls))
 	}
-	if err := Apply([]Spec{mustParse(t, "reorder")}, nil, workers, s, ft); err == nil {
+	if err := Apply([]Spec{mustParse(t, "reorder")}, nil, Bounds{Workers: workers, InputEnd: s, HardEnd: s}, ft); err == nil {
 		t.Error("Apply with a nil deployment succeeded")
 	}
-	if err := Apply([]Spec{mustParse(t, "reorder")}, testDeployment(), workers, s, nil); err == nil {
+	if err := Apply([]Spec{mustParse(t, "reorder")}, testDeployment(), Bounds{Workers: workers, InputEnd: s, HardEnd: s}, nil); err == nil {
 		t.Error("Apply with a nil target succeeded")
 	}
-	if err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), 0, 20*s, ft); err == nil ||
+	if err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), Bounds{Workers: 0, InputEnd: 20 * s, HardEnd: 20 * s, RestartDelay: engine.Second}, ft); err == nil ||
 		!strings.Contains(err.Error(), "no worker 0 (the run has no workers)") {
 		t.Errorf("Apply with no workers: %v", err)
 	}
 	// Errors from the target are wrapped with the spec.
 	boom := errors.New("boom")
 	ft = &fakeTarget{crashErr: boom}
-	err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), workers, 20*s, ft)
+	err := Apply([]Spec{mustParse(t, "crash@1s:worker=0")}, testDeployment(), Bounds{Workers: workers, InputEnd: 20 * s, HardEnd: 20 * s, RestartDelay: engine.Second}, ft)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `fault "crash@1s:worker=0"`) {
 		t.Errorf("target error: %v", err)
 	}
 	// A crash by op with a hand-built negative restart uses the default.
 	ft = &fakeTarget{}
 	sp := Spec{Kind: Crash, At: s, Worker: -1, Op: "count", Index: 2, Restart: -5}
-	if err := Apply([]Spec{sp}, testDeployment(), workers, 20*s, ft); err != nil {
+	if err := Apply([]Spec{sp}, testDeployment(), Bounds{Workers: workers, InputEnd: 20 * s, HardEnd: 20 * s, RestartDelay: engine.Second}, ft); err != nil {
 		t.Fatal(err)
 	}
 	if c := ft.calls[0]; c.worker != 0 || c.restart != -1 {
@@ -279,7 +287,7 @@ func TestApplyEdgeCases(t *testing.T) {
 	for _, k := range []string{"crash", "slow", "throttle", "reorder"} {
 		specs = append(specs, mustParse(t, k))
 	}
-	if err := Apply(specs, testDeployment(), workers, defs.Duration, ft); err != nil {
+	if err := Apply(specs, testDeployment(), Bounds{Workers: workers, InputEnd: defs.Duration, HardEnd: defs.Duration, RestartDelay: engine.Second}, ft); err != nil {
 		t.Fatal(err)
 	}
 	if len(ft.calls) != 4 || ft.calls[0].worker != 2 || ft.calls[1].id != 6 {
@@ -289,3 +297,60 @@ func TestApplyEdgeCases(t *testing.T) {
 
 // The simulator is a Target.
 var _ Target = (*sim.Sim)(nil)
+
+// Two faults the runtime cannot run at once are refused before anything is
+// installed, naming both; faults that may overlap are installed, every one.
+func TestApplyOverlaps(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want string // "" = both installed
+	}{
+		{"partition@2s-4s:worker=1", "partition@3s-5s:worker=2", "the network"},
+		{"partition@2s-4s:worker=1", "partition@4s-5s:worker=2", ""},
+		{"crash@5s:worker=1", "crash@5500ms:worker=1", "worker 1"}, // default restart 1s
+		{"crash@5s:worker=1", "crash@6500ms:worker=1", ""},
+		{"crash@5s:worker=1,restart=3s", "crash@7s:worker=1", "worker 1"},
+		{"crash@5s:worker=1", "crash@5500ms:worker=2", ""},
+		{"crash@5s:master", "crash@5500ms:master", "the master node"},
+		{"crash@5s:master", "crash@5500ms:worker=1", ""},
+		{"pause@4s-6s:worker=1", "crash@5s:worker=1", "worker 1"},
+		{"pause@4s-6s:worker=1", "pause@5s-7s:op=count/1", "worker 1"}, // count/1 is on worker 1
+		{"partition@2s-4s:worker=1", "pause@3s-5s:worker=1", "worker 1"},
+		{"partition@2s-4s:workers=0|1,2", "crash@3s:worker=2", "worker 2"},
+		{"partition@2s-4s:worker=1", "pause@3s-5s:worker=2", ""},
+		{"slow@1s-3s:op=count/0", "slow@2s-4s:op=count/0", "operator instance count/0"},
+		{"slow@1s-3s:op=count/0", "slow@2s-4s:op=count/1", ""},
+		{"throttle@1s-3s:edge=split->count,rate=100", "throttle@2s-4s:edge=split->count,rate=50", "split->count"},
+		{"throttle@1s-3s:edge=split->count,rate=100", "throttle@2s-4s:edge=count->sink,rate=50", ""},
+		{"reorder@1s-3s:edge=all", "reorder@2s-4s:edge=count->sink", "the same channels"},
+		{"reorder@1s-3s:edge=split->count", "reorder@2s-4s:edge=count->sink", ""},
+		{"reorder@1s-3s:edge=all", "throttle@2s-4s:edge=count->sink,rate=50", ""},
+		{"store-slow@1s-3s", "store-slow@2s-4s:factor=2", "the checkpoint store"},
+		{"store-down@1s-3s", "store-down@2s-4s", ""},
+		{"store-down@1s-3s", "store-slow@2s-4s", ""},
+		{"crash@5s:worker=1", "crash@5s:worker=1", "given twice"},
+		{"store-down@1s-3s", "store-down@1s-3s", "given twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+"+"+tt.b, func(t *testing.T) {
+			ft := &partitionTarget{}
+			specs := []Spec{mustParse(t, tt.a), mustParse(t, tt.b)}
+			err := Apply(specs, testDeployment(), Bounds{Workers: workers, InputEnd: 20 * s, HardEnd: 30 * s, RestartDelay: engine.Second}, ft)
+			if tt.want == "" {
+				if err != nil || len(ft.calls) != 2 {
+					t.Fatalf("err %v, %d calls; want both installed", err, len(ft.calls))
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("both installed (%+v), want a refusal naming %q", ft.calls, tt.want)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || !strings.Contains(msg, specs[0].String()) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %q and both faults", msg, tt.want)
+			}
+			if len(ft.calls) != 0 {
+				t.Errorf("installed %d faults before refusing", len(ft.calls))
+			}
+		})
+	}
+}

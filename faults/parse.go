@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"ftbench/engine"
+	"ftbench/number"
 )
 
 // The fault spec syntax, read top-down with one function per part; each
@@ -248,8 +249,8 @@ func (p *parser) time(what, s string) (engine.Time, string) {
 		return 0, "missing " + what
 	}
 	if num, ok := strings.CutSuffix(s, "%"); ok {
-		v, err := strconv.ParseFloat(num, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		v, err := number.Float(num)
+		if err != nil {
 			return 0, fmt.Sprintf("%s %q is not a duration (like 10s) or a percentage (like 40%%)", what, s)
 		}
 		if v < 0 {
@@ -539,8 +540,8 @@ func parseWorker(s string) (int, string) {
 }
 
 func parseFloat(what, s string) (float64, string) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	v, err := number.Float(s)
+	if err != nil {
 		return 0, fmt.Sprintf("%s %q is not a number", what, s)
 	}
 	return v, ""

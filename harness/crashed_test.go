@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,9 +27,17 @@ func TestCrashedNamesTheWorkersProcesses(t *testing.T) {
 			t.Errorf("%s took down %q, want %q", rec.Fault, got, want[i])
 		}
 	}
-	// A crash of a worker already down takes nothing.
-	r = runCfg(t, short("none", "crash@2s:worker=1,restart=2s", "crash@3s:worker=1"))
-	if c := r.Recoveries[1].Crashed; c != nil {
-		t.Errorf("second crash of a down worker took down %v", c)
+	// A crash of a worker already down would take nothing: the run is
+	// refused before it starts, naming both crashes (faults/overlap.go),
+	// rather than listing a fault it never injects.
+	_, err := Execute(short("none", "crash@2s:worker=1,restart=2s", "crash@3s:worker=1"))
+	var in *InputError
+	if !errors.As(err, &in) || !strings.Contains(err.Error(), `"crash@3s:worker=1" overlaps "crash@2s:worker=1,restart=2s"`) {
+		t.Errorf("second crash of a down worker: %v, want an input error naming both crashes", err)
+	}
+	// Once the worker is back, it can crash again.
+	r = runCfg(t, short("none", "crash@2s:worker=1,restart=500ms", "crash@3s:worker=1"))
+	if c := r.Recoveries[1].Crashed; c == nil || c.Worker != 1 {
+		t.Errorf("second crash after the restart took down %v, want worker 1", c)
 	}
 }

@@ -311,7 +311,10 @@ func prepare(cfg Config) (*runner, error) {
 	if r.rt, err = r.newRuntime(); err != nil {
 		return nil, err
 	}
-	if err := faults.Apply(r.specs, r.dep, cfg.Workers, cfg.Duration, r.rt); err != nil {
+	// Windows run into the drain as the user wrote them: a store outage
+	// longer than the run lasts until the run stops.
+	bounds := faults.Bounds{Workers: cfg.Workers, InputEnd: cfg.Duration, HardEnd: cfg.Duration + r.drainMax, RestartDelay: r.cost.RestartDelay}
+	if err := faults.Apply(r.specs, r.dep, bounds, r.rt); err != nil {
 		r.rt.Close()
 		return nil, &InputError{err}
 	}

@@ -248,8 +248,9 @@ func checkCost(c *engine.CostModel) error {
 	return nil
 }
 
-// Limits on fault parameters beyond the parser's: a slow factor up to a
-// million (a microsecond of CPU becomes a second), and a throttle of at
+// Limits on fault parameters beyond the parser's: a slow or store-slow
+// factor up to a million (a microsecond of CPU becomes a second; a 1 ms
+// store write takes 17 minutes), and a throttle of at
 // least one record per thousand seconds (a record's transfer time must fit
 // the simulator's clock).
 const (
@@ -260,7 +261,7 @@ const (
 func (r *runner) checkFaultLimits() error {
 	for _, s := range r.specs {
 		switch {
-		case s.Kind == faults.Slow && s.Factor > maxSlowFactor:
+		case (s.Kind == faults.Slow || s.Kind == faults.StoreSlow) && s.Factor > maxSlowFactor:
 			return inputErr("fault %q: factor must be at most %g", s.String(), float64(maxSlowFactor))
 		case s.Kind == faults.Throttle && s.Rate < minThrottleRate:
 			return inputErr("fault %q: rate must be at least %g records/s", s.String(), minThrottleRate)

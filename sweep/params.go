@@ -9,6 +9,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/number"
 	"ftbench/systems"
 	"ftbench/workloads"
 )
@@ -169,7 +170,7 @@ func Apply(cfg *harness.Config, name, value string) (applies bool, err error) {
 	}
 	switch name {
 	case "rate":
-		f, err := strconv.ParseFloat(value, 64)
+		f, err := number.Float(value)
 		if err != nil || f <= 0 {
 			return false, bad("a positive number of records per second")
 		}

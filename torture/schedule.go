@@ -173,7 +173,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 		g.noMaster = true
 	}
 	cfg.Faults = g.faults(1 + rng.IntN(maxFaults))
-	if sp, ok := g.partition(engine.NewRand(engine.ChildSeed(seed, "torture/partition"))); ok {
+	if sp, ok := g.partition(engine.NewRand(engine.ChildSeed(seed, "torture/partition"))); ok && g.compatible(cfg.Faults, sp) {
 		cfg.Faults = insertByTime(cfg.Faults, sp, cfg.Duration)
 	}
 	return cfg, nil
@@ -338,12 +338,44 @@ func (g *drawer) faults(n int) []string {
 	}
 	slices.SortStableFunc(specs, func(a, b faults.Spec) int { return cmp.Compare(a.At, b.At) })
 	var out []string
+	var kept []faults.Spec
 	for _, s := range specs {
-		if str := s.String(); !slices.Contains(out, str) {
-			out = append(out, str)
+		// A fault the runtime cannot run beside those already drawn (a
+		// second crash of a worker that is still down, overlapping
+		// partitions) would be refused by the run: leave it out.
+		if faults.Check(append(kept, s), g.dep, g.bounds()) != nil {
+			continue
 		}
+		kept = append(kept, s)
+		out = append(out, s.String())
 	}
 	return out
+}
+
+// bounds is what faults.Check needs to know of the run being drawn.
+func (g *drawer) bounds() faults.Bounds {
+	cost := engine.DefaultCost()
+	for _, o := range g.cfg.CostOverride {
+		_ = cost.Set(o) // a bad override fails the run itself, with its own message
+	}
+	drain := g.cfg.Drain
+	if drain == 0 {
+		drain = harness.DefaultDrain
+	}
+	return faults.Bounds{Workers: g.cfg.Workers, InputEnd: g.cfg.Duration, HardEnd: g.cfg.Duration + drain, RestartDelay: cost.RestartDelay}
+}
+
+// compatible reports whether sp can run beside the drawn specs.
+func (g *drawer) compatible(specs []string, sp faults.Spec) bool {
+	all := make([]faults.Spec, 0, len(specs)+1)
+	for _, str := range specs {
+		o, err := faults.Parse(str, faults.Defaults{Duration: g.cfg.Duration})
+		if err != nil {
+			return false
+		}
+		all = append(all, o)
+	}
+	return faults.Check(append(all, sp), g.dep, g.bounds()) == nil
 }
 
 func (g *drawer) fault() (faults.Spec, bool) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"ftbench/engine"
+	"ftbench/number"
 )
 
 // Partitioning says how records reach a stage's instances from the previous
@@ -204,7 +205,7 @@ func intOption(opts map[string]string, name string, lo, hi int) (int, error) {
 }
 
 func floatOption(opts map[string]string, name string, lo, hi float64) (float64, error) {
-	v, err := strconv.ParseFloat(opts[name], 64)
+	v, err := number.Float(opts[name])
 	if err != nil || v < lo || v > hi {
 		return 0, fmt.Errorf("--%s=%q: want a number from %g to %g", name, opts[name], lo, hi)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/number"
 	"ftbench/systems"
 	"ftbench/workloads"
 )
@@ -183,7 +184,7 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 			return cfg, err
 		}
 	}
-	rate, err := strconv.ParseFloat(c.String("rate"), 64)
+	rate, err := number.Float(c.String("rate"))
 	if err != nil {
 		return cfg, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
 	}

@@ -18,6 +18,7 @@ import (
 	"ftbench/engine"
 	"ftbench/faults"
 	"ftbench/harness"
+	"ftbench/number"
 	"ftbench/sweep"
 	"ftbench/systems"
 	"ftbench/workloads"
@@ -103,7 +104,7 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 			return nil, err
 		}
 	}
-	rate, err := strconv.ParseFloat(c.String("rate"), 64)
+	rate, err := number.Float(c.String("rate"))
 	if err != nil {
 		return nil, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
 	}
