@@ -25,8 +25,9 @@ import (
 // own. A new package must be given a layer here; a new systems/<name>
 // falls into "protocols" by itself.
 var layers = []struct{ name, pkgs string }{
-	{"parsing", "number"},
+	{"leaves", "number, systems/internal/summary"},
 	{"foundation", "engine, keyed"},
+	{"runtime-neutral channel rules", "engine/flow"},
 	{"runtimes and models", "engine/sim, engine/live, faults, metrics, workloads"},
 	{"checkers", "check"},
 	{"system registry", "systems"},
