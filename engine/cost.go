@@ -225,7 +225,7 @@ func (c *CostModel) set(label, name, val string) error {
 	case p.f64 != nil:
 		f, err := number.Float(val)
 		if err != nil || f <= 0 {
-			return fmt.Errorf("cost %s=%q: want a positive number", label, val)
+			return fmt.Errorf("cost %s=%q: want a finite positive number", label, val)
 		}
 		*p.f64 = f
 	default:

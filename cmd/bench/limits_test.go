@@ -45,9 +45,9 @@ func TestInputLimits(t *testing.T) {
 		{"checkpoint-interval 1ns", []string{"run", "--system", "barrier", "--checkpoint-interval", "1ns", "--out", out}, "--checkpoint-interval must be at least 1ms"},
 		{"rate NaN", []string{"run", "--rate", "NaN", "--out", out}, "--rate must be a finite number"},
 		{"rate Inf", []string{"run", "--rate", "Inf", "--out", out}, "--rate must be a finite number"},
-		{"sweep rate NaN", []string{"sweep", "--param", "rate=NaN", "--out", filepath.Join(dir, "s3")}, "--rate must be a finite number"},
-		{"cost NaN", []string{"run", "--cost", "net-bandwidth=NaN", "--out", out}, "cost net-bandwidth must be from 1"},
-		{"cost Inf", []string{"run", "--cost", "store-write-bw=Inf", "--out", out}, "cost store-write-bw must be from 1"},
+		{"sweep rate NaN", []string{"sweep", "--param", "rate=NaN", "--out", filepath.Join(dir, "s3")}, "--param rate=NaN: want a positive number"}, // names the flag typed
+		{"cost NaN", []string{"run", "--cost", "net-bandwidth=NaN", "--out", out}, `cost net-bandwidth="NaN": want a finite positive number`},
+		{"cost Inf", []string{"run", "--cost", "store-write-bw=Inf", "--out", out}, `cost store-write-bw="Inf": want a finite positive number`},
 		{"poll every nanosecond", []string{"run", "--cost", "poll-interval=1ns", "--out", out}, "cost poll-interval must be at least 10µs"},
 		{"slow factor 1e300", []string{"run", "--fault", "slow@1s-2s:op=count/0,factor=1e300", "--out", out}, "factor must be at most"},
 		{"throttle 1e-300/s", []string{"run", "--fault", "throttle@1s-2s:edge=split->count,rate=1e-300/s", "--out", out}, "rate must be at least"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -185,6 +186,9 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 		}
 	}
 	rate, err := number.Float(c.String("rate"))
+	if errors.Is(err, number.ErrNotFinite) {
+		return cfg, usageErr("--rate must be a finite number of records per second, got %s", c.String("rate"))
+	}
 	if err != nil {
 		return cfg, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,6 +106,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 		}
 	}
 	rate, err := number.Float(c.String("rate"))
+	if errors.Is(err, number.ErrNotFinite) {
+		return nil, usageErr("--rate must be a finite number of records per second, got %s", c.String("rate"))
+	}
 	if err != nil {
 		return nil, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
 	}
