@@ -11,14 +11,14 @@ import (
 	_ "ftbench/systems/stormack"
 )
 
-// sinkBug wraps a registered system: its sink processes go through wrap,
-// and the claim is replaced. It stands in for sinks with the bugs the drain
-// and settle rules must catch.
+// sinkBug wraps a registered system: its sink processes get a fresh tap
+// from newTap (tap_test.go), and the claim is replaced. It stands in for
+// sinks with the bugs the drain and settle rules must catch.
 type sinkBug struct {
 	systems.System
-	name  string
-	claim systems.Claim
-	wrap  func(engine.Process) engine.Process
+	name   string
+	claim  systems.Claim
+	newTap func() tap
 }
 
 func (s sinkBug) Name() string                                { return s.name }
@@ -40,7 +40,7 @@ func (s sinkBug) Compile(job systems.Job) (*engine.Deployment, error) {
 			continue
 		}
 		inner := dep.Procs[i].New
-		dep.Procs[i].New = func() engine.Process { return s.wrap(inner()) }
+		dep.Procs[i].New = func() engine.Process { return &tapped{Process: inner(), t: s.newTap()} }
 	}
 	return dep, nil
 }
@@ -48,38 +48,25 @@ func (s sinkBug) Compile(job systems.Job) (*engine.Deployment, error) {
 // dropper drops every 50th commit and keeps a periodic timer ticking
 // forever, as a sink with a bug and a heartbeat would: the run is quiet
 // otherwise, so its missing effects must be losses, not pending.
-type dropper struct {
-	engine.Process
-	n int
-}
+type dropper struct{ n int }
 
 const tickHeartbeat = 1 << 40
 
-type dropCtx struct {
-	engine.Ctx
-	d *dropper
-}
+func (d *dropper) start(ctx engine.Ctx) { ctx.After(engine.Millisecond, tickHeartbeat) }
 
-func (c dropCtx) Commit(x engine.Commit) {
-	c.d.n++
-	if c.d.n%50 != 0 {
-		c.Ctx.Commit(x)
+func (d *dropper) commit(ctx engine.Ctx, x engine.Commit) {
+	d.n++
+	if d.n%50 != 0 {
+		ctx.Commit(x)
 	}
 }
 
-func (d *dropper) Init(ctx engine.Ctx) {
+func (d *dropper) timer(ctx engine.Ctx, id int64) bool {
+	if id != tickHeartbeat {
+		return false
+	}
 	ctx.After(engine.Millisecond, tickHeartbeat)
-	d.Process.Init(dropCtx{ctx, d})
-}
-func (d *dropper) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
-	d.Process.Handle(dropCtx{ctx, d}, from, m)
-}
-func (d *dropper) Timer(ctx engine.Ctx, id int64) {
-	if id == tickHeartbeat {
-		ctx.After(engine.Millisecond, tickHeartbeat)
-		return
-	}
-	d.Process.Timer(dropCtx{ctx, d}, id)
+	return true
 }
 
 // lateDup commits its last effect once more when the sink has been silent
@@ -87,7 +74,6 @@ func (d *dropper) Timer(ctx engine.Ctx, id int64) {
 // after the last checkpoint of the drain, 1.5 s after the last expected
 // effect, where the run used to have stopped (1 s after).
 type lateDup struct {
-	engine.Process
 	last   engine.Commit
 	lastAt engine.Time
 	armed  bool
@@ -99,35 +85,26 @@ const (
 	lateAfter = 1500 * engine.Millisecond
 )
 
-type lateCtx struct {
-	engine.Ctx
-	l *lateDup
-}
-
-func (c lateCtx) Commit(x engine.Commit) {
-	c.Ctx.Commit(x)
-	c.l.last, c.l.lastAt = x, c.Ctx.Now()
-	if !c.l.armed && !c.l.done {
-		c.l.armed = true
-		c.Ctx.After(lateAfter, tickLate)
+func (l *lateDup) commit(ctx engine.Ctx, x engine.Commit) {
+	ctx.Commit(x)
+	l.last, l.lastAt = x, ctx.Now()
+	if !l.armed && !l.done {
+		l.armed = true
+		ctx.After(lateAfter, tickLate)
 	}
 }
 
-func (l *lateDup) Init(ctx engine.Ctx) { l.Process.Init(lateCtx{ctx, l}) }
-func (l *lateDup) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
-	l.Process.Handle(lateCtx{ctx, l}, from, m)
-}
-func (l *lateDup) Timer(ctx engine.Ctx, id int64) {
+func (l *lateDup) timer(ctx engine.Ctx, id int64) bool {
 	if id != tickLate {
-		l.Process.Timer(lateCtx{ctx, l}, id)
-		return
+		return false
 	}
 	if wait := l.lastAt + lateAfter - ctx.Now(); wait > 0 {
 		ctx.After(wait, tickLate)
-		return
+		return true
 	}
 	l.armed, l.done = false, true
 	ctx.Commit(l.last)
+	return true
 }
 
 func init() {
@@ -136,13 +113,13 @@ func init() {
 		panic(err)
 	}
 	systems.Register(sinkBug{System: none, name: "test-drop", claim: systems.ExactlyOnceMonotonic,
-		wrap: func(p engine.Process) engine.Process { return &dropper{Process: p} }})
+		newTap: func() tap { return &dropper{} }})
 	barrier, err := systems.Lookup("barrier")
 	if err != nil {
 		panic(err)
 	}
 	systems.Register(sinkBug{System: barrier, name: "test-late-dup", claim: systems.ExactlyOnceMonotonic,
-		wrap: func(p engine.Process) engine.Process { return &lateDup{Process: p} }})
+		newTap: func() tap { return &lateDup{} }})
 }
 
 // Slow runs: each stops with effects pending while the

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (c *Config) checkLimits() error {
 // one within MaxDuration, periods at least MinPeriod. Options a system
 // parses itself (integers, names) are checked when it compiles.
 func (r *runner) checkOptions() error {
-	for _, name := range sortedKeys(r.opts) {
+	for _, name := range slices.Sorted(maps.Keys(r.opts)) {
 		v := r.opts[name]
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -90,21 +91,12 @@ func (c *Config) checkWorkloadOptions() error {
 	if !ok {
 		return nil // workloads.New names the unknown workload
 	}
-	for _, k := range sortedKeys(c.WorkloadOpts) {
+	for _, k := range slices.Sorted(maps.Keys(c.WorkloadOpts)) {
 		if !slices.ContainsFunc(fac.Options, func(o workloads.Option) bool { return o.Name == k }) {
 			return inputErr("--%s is not an option of workload %s (its options: %s)", k, c.Workload, optionNames(fac.Options))
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func optionNames(opts []workloads.Option) string {

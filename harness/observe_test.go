@@ -44,34 +44,25 @@ func (m mutant) Compile(job systems.Job) (*engine.Deployment, error) {
 	for i := range dep.Procs {
 		inner := dep.Procs[i].New
 		dep.Procs[i].New = func() engine.Process {
-			return &mutProc{Process: inner(), m: &m, s: &mutState{extra: map[uint64]int64{}}}
+			return &tapped{Process: inner(), t: &mutTap{m: &m, s: &mutState{extra: map[uint64]int64{}}}}
 		}
 	}
 	return dep, nil
 }
 
-type mutProc struct {
-	engine.Process
+// mutTap is a mutant's tap (tap_test.go) on one process.
+type mutTap struct {
 	m *mutant
 	s *mutState
 }
 
-type mutCtx struct {
-	engine.Ctx
-	p *mutProc
-}
-
-func (c mutCtx) Commit(x engine.Commit) {
-	for _, y := range c.p.m.mutate(c.p.s, x) {
-		c.Ctx.Commit(y)
+func (t *mutTap) commit(ctx engine.Ctx, x engine.Commit) {
+	for _, y := range t.m.mutate(t.s, x) {
+		ctx.Commit(y)
 	}
 }
 
-func (p *mutProc) Init(ctx engine.Ctx) { p.Process.Init(mutCtx{ctx, p}) }
-func (p *mutProc) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
-	p.Process.Handle(mutCtx{ctx, p}, from, m)
-}
-func (p *mutProc) Timer(ctx engine.Ctx, id int64) { p.Process.Timer(mutCtx{ctx, p}, id) }
+func (t *mutTap) timer(engine.Ctx, int64) bool { return false }
 
 // dirty wraps none into a sink with a read-uncommitted store: each effect
 // is first written to the store as a pre-committed value, which the broken
@@ -102,47 +93,39 @@ func (d dirty) Compile(job systems.Job) (*engine.Deployment, error) {
 	}
 	for i := range dep.Procs {
 		inner := dep.Procs[i].New
-		dep.Procs[i].New = func() engine.Process { return &dirtyProc{Process: inner()} }
+		dep.Procs[i].New = func() engine.Process { return &tapped{Process: inner(), t: &dirtyTap{}} }
 	}
 	return dep, nil
 }
 
-type dirtyProc struct {
-	engine.Process
+// dirtyTap is test-dirty's tap (tap_test.go) on one process: it holds each
+// commit back for holdFor, its value pre-committed in dirtyValues.
+type dirtyTap struct {
 	held  []engine.Commit
 	armed bool
 }
 
-type dirtyCtx struct {
-	engine.Ctx
-	p *dirtyProc
-}
-
-func (c dirtyCtx) Commit(x engine.Commit) {
-	c.p.held = append(c.p.held, x)
+func (t *dirtyTap) commit(ctx engine.Ctx, x engine.Commit) {
+	t.held = append(t.held, x)
 	dirtyValues[x.Key] = x.Value
-	if !c.p.armed {
-		c.p.armed = true
-		c.After(holdFor, dirtyTimer)
+	if !t.armed {
+		t.armed = true
+		ctx.After(holdFor, dirtyTimer)
 	}
 }
 
-func (p *dirtyProc) Init(ctx engine.Ctx) { p.Process.Init(dirtyCtx{ctx, p}) }
-func (p *dirtyProc) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
-	p.Process.Handle(dirtyCtx{ctx, p}, from, m)
-}
-func (p *dirtyProc) Timer(ctx engine.Ctx, id int64) {
+func (t *dirtyTap) timer(ctx engine.Ctx, id int64) bool {
 	if id != dirtyTimer {
-		p.Process.Timer(dirtyCtx{ctx, p}, id)
-		return
+		return false
 	}
-	for _, c := range p.held {
+	for _, c := range t.held {
 		ctx.Commit(c)
 		if dirtyValues[c.Key] == c.Value {
 			delete(dirtyValues, c.Key)
 		}
 	}
-	p.held, p.armed = p.held[:0], false
+	t.held, t.armed = t.held[:0], false
+	return true
 }
 
 func init() {

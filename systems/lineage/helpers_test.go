@@ -89,7 +89,7 @@ func newSimRun(t testing.TB, o runOpts) *simRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := faults.Apply(specs, r.dep, o.workers, o.dur, r.sim); err != nil {
+	if err := faults.Apply(specs, r.dep, faults.Bounds{Workers: o.workers, InputEnd: o.dur, HardEnd: o.dur, RestartDelay: engine.DefaultCost().RestartDelay}, r.sim); err != nil {
 		t.Fatal(err)
 	}
 	return r
