@@ -12,7 +12,7 @@ import (
 
 // CostModel is every cost the simulator charges. All defaults live in
 // DefaultCost and are documented by Params (printed by `bench list --costs`
-// and in the README); each can be overridden with --cost name=value, and the
+// and in docs/cost-model.md); each can be overridden with --cost name=value, and the
 // CPU costs also for one operator with --cost op.name=value (For).
 type CostModel struct {
 	// Cores is the hardware: every worker, and the master node, has this

@@ -12,7 +12,7 @@ import (
 // may need before bench refuses it (unless --no-budget). It is a fixed
 // figure, never the host's free memory, so the same command gets the same
 // answer on every machine; 3 GiB leaves room under 4 GB for the estimate's
-// error. README: Input limits.
+// error. docs/limits.md.
 const BudgetBytes int64 = 3 << 30
 
 // The memory model. Each constant is what one unit of a run costs in peak

@@ -9,7 +9,7 @@ import (
 	"ftbench/metrics"
 )
 
-// Drain, settle and quiescence (README: "Drained, quiescent, undrained").
+// Drain, settle and quiescence (docs/metrics.md, "Drained, quiescent, undrained").
 //
 // After the input ends a run goes on until every expected effect is
 // committed (drained) and then for the settle window, so that a late

@@ -12,7 +12,7 @@ import (
 // exits 3; else an undrained run 4; else an observer that could not decide
 // the claim 1; else a fault never recovered from 4.
 
-// Exit codes (README, "Exit codes" after the run.json keys).
+// Exit codes (docs/metrics.md, "Exit codes").
 const (
 	ExitOK       = 0
 	ExitInternal = 1

@@ -12,7 +12,7 @@ import (
 	"ftbench/workloads"
 )
 
-// Hard limits on a configuration (README: Input limits). They are ranges
+// Hard limits on a configuration (docs/limits.md). They are ranges
 // outside which a value is nonsense or overflows the simulator's
 // arithmetic, whatever the budget (budget.go): the size budget is about how
 // much a sensible run costs, these are about whether a run makes sense.

@@ -7,7 +7,7 @@ import (
 	"ftbench/engine"
 )
 
-// Every README master-crash cell (crash@T:master): the claim holds, the
+// Every master-crash cell of docs/faults.md ("Master crash") (crash@T:master): the claim holds, the
 // recovery time is measured, the crash names the master node and what it
 // took down, and the systems with a coordinator or driver hand over to a
 // new leader that restores the job (leader_takeover); none and stormack run

@@ -9,7 +9,7 @@ import (
 )
 
 // LagTrend is run.json's lag_trend: the basis of lag_slope_rps and
-// overloaded (README, "Overload").
+// overloaded (docs/metrics.md, "Overload").
 type LagTrend struct {
 	// FromS and ToS bound the steady window the line is fitted over: the
 	// end of the warm-up to the start of the bucket holding the first fault

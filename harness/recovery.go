@@ -9,7 +9,7 @@ import (
 	"ftbench/metrics"
 )
 
-// Recovery accounting (README: recovery time, recovery phases): for each
+// Recovery accounting (docs/metrics.md: "Recovery time", "Recovery phases"): for each
 // fault, how long output staleness and source lag took to come back, what a
 // crash took down, and the steps of its recovery as the events recorded
 // them; and the run's headline recovery figures, the slowest fault's.
@@ -31,9 +31,9 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 	base.WarmUp = r.warmUp
 	// Recovery may complete during the drain: the backlog a fault left
 	// must still be worked off, though without new input it goes faster
-	// than under load (README: recovery time).
+	// than under load (docs/metrics.md, "Recovery time").
 	base.End = r.rt.Now()
-	// Output staleness (README): back within 1.1x its pre-fault level plus
+	// Output staleness (docs/metrics.md): back within 1.1x its pre-fault level plus
 	// one bucket, the sampling resolution of the sawtooth's peak.
 	stale := stalenessOptions(base, r.cycle)
 	stale.Slack = int64(r.cfg.Bucket)
@@ -123,7 +123,7 @@ func (r *runner) crashed(s faults.Spec) *Crashed {
 }
 
 // phases is the breakdown of crash or pause fault i's recovery from the
-// events the runtime and the system recorded (README: recovery phases), in
+// events the runtime and the system recorded (docs/metrics.md, "Recovery phases"), in
 // seconds after the crash or the pause's start; a step the run did not
 // record is left out (a pause shorter than detection has no detection,
 // restart or restore). Events count from the fault until the next crash or

@@ -100,7 +100,7 @@ func fmtPtr(v *float64) any {
 // when the batch backlog a crash caused is gone, from the driver's batch
 // events) and the harness's staleness rule measure the same thing from two
 // sides; they must agree within 20%. The acceptance runs are the
-// default 20 s config for seeds 1-10 (README numbers); this is the same
+// default 20 s config for seeds 1-10 (the figures of docs/metrics.md); this is the same
 // comparison on shorter runs.
 func TestLineageRecoveryAgreesWithItsOwnMetric(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {

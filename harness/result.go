@@ -2,7 +2,7 @@ package harness
 
 import "strconv"
 
-// Result is run.json. Its keys are stable and documented in the README;
+// Result is run.json. Its keys are stable and documented in docs/metrics.md ("run.json keys");
 // everything outside Host is a pure function of the configuration and seed.
 type Result struct {
 	System   string `json:"system"`
@@ -47,7 +47,7 @@ type Result struct {
 	Overloaded        *bool     `json:"overloaded"`
 	LagTrend          LagTrend  `json:"lag_trend"`
 	// RecoveryTimeS is the slowest fault's output-staleness recovery and
-	// LagRecoveryTimeS its source-lag recovery (README: metric definitions).
+	// LagRecoveryTimeS its source-lag recovery (docs/metrics.md, "Lag recovery time").
 	RecoveryTimeS    *float64   `json:"recovery_time_s"`
 	LagRecoveryTimeS *float64   `json:"lag_recovery_time_s"`
 	Recoveries       []Recovery `json:"recoveries"`
@@ -149,7 +149,7 @@ type Crashed struct {
 }
 
 // Phases are the steps of a crash's recovery, in seconds after the crash,
-// each present only if the run recorded it (README: recovery phases).
+// each present only if the run recorded it (docs/metrics.md, "Recovery phases").
 type Phases struct {
 	DetectedS     *float64 `json:"detected_s,omitempty"`
 	WorkerUpS     *float64 `json:"worker_up_s,omitempty"`

@@ -13,7 +13,7 @@ import (
 // cycle: throughput is measured over whole cycles, so a 2PC sink's or a
 // micro-batch's bursts cannot alias with the window (barrier at a 4 s
 // interval once reported 0.889 of the rate). The acceptance runs are
-// the default rate for 20 s (README numbers); this is the same property at
+// the default rate for 20 s (the figures of docs/metrics.md); this is the same property at
 // a smaller rate and length so the race-enabled suite stays fast.
 func TestThroughputIsOfferedRateAtEveryCommitCycle(t *testing.T) {
 	tests := []struct {
