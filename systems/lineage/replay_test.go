@@ -45,10 +45,13 @@ func TestTortureReplays(t *testing.T) {
 		// per core); worker 1 is back before its crash is detected. The
 		// driver used to lose a worker's executors one at a time and could
 		// place the recomputation of one on another that had died with
-		// it: the job stalled with 98 521 effects never committed.
+		// it: the job stalled with 98 521 effects never committed. (The
+		// shrunk schedule also crashed worker 1 again at 2.141 s, while it
+		// was down: a no-op the simulator dropped, now refused as an
+		// overlap, so it is left out.)
 		{name: "wordcount/both-workers-multicore", workload: "wordcount", seed: 3070651655780034057,
 			dur: 5 * engine.Second, par: 1, wk: 2, rate: 10100,
-			faults:     []string{"crash@2s:worker=0,restart=2s", "crash@2.056s:worker=1,restart=300ms", "crash@2.141s:worker=1,restart=300ms"},
+			faults:     []string{"crash@2s:worker=0,restart=2s", "crash@2.056s:worker=1,restart=300ms"},
 			opts:       map[string]string{optInterval: "250ms", optCkpt: "2", optSpeculate: "true"},
 			recoveries: 2, detectedAt: []float64{3, 2.356}},
 	} {
