@@ -7,7 +7,7 @@
 #   scripts/mutants.sh [SEED] [RUNS]     (defaults: seed 1, 200 runs)
 #
 # Runs are one at a time per mutant, --jobs 2. The pinned catching seeds CI
-# replays are in cmd/bench/mutants_test.go.
+# replays are the pinned list below.
 #   scripts/mutants.sh --pinned          replay each mutant's pinned catching run (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
