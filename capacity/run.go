@@ -41,6 +41,7 @@ type Plan struct {
 	Requested engine.Time    // the duration asked for (0: none)
 	Notes     []string       // what was changed and why
 	Bound     float64        // the cost model's record-at-a-time bound (+Inf: none)
+	MinRate   float64        // the lowest rate probed (MinRate of the probe duration)
 }
 
 // NewPlan resolves the probe configuration. Errors are *harness.InputError
@@ -90,6 +91,7 @@ func NewPlan(o Options) (*Plan, error) {
 		p.Notes = append(p.Notes, fmt.Sprintf("probe drain %v (2s + 2 commit cycles + the latency bound): p99 counts the effects committed by then",
 			time.Duration(cfg.Drain)))
 	}
+	p.MinRate = MinRate(cfg.Duration)
 	if cfg.Rate == 0 {
 		rate, err := harness.DefaultRate(cfg)
 		if err != nil {
@@ -97,7 +99,15 @@ func NewPlan(o Options) (*Plan, error) {
 		}
 		cfg.Rate = rate
 	}
+	if cfg.Rate < p.MinRate {
+		p.Notes = append(p.Notes, fmt.Sprintf("start rate raised from %.4g to %.4g records/s: a probe of fewer than %d records (%v of input) judges noise",
+			cfg.Rate, p.MinRate, MinProbeRecords, time.Duration(cfg.Duration)))
+		cfg.Rate = p.MinRate
+	}
 	p.Config = cfg
+	if err := checkLatencyBound(p, o.LatencyBound); err != nil {
+		return nil, err
+	}
 	if p.Bound, err = harness.CapacityBound(cfg); err != nil {
 		return nil, err
 	}
@@ -187,6 +197,23 @@ type Result struct {
 	Probes []Probe           `json:"probes"`
 }
 
+// NoneFound says, for a search that found no sustained rate, between which
+// rates it looked and why the lowest failed; "" when it found a capacity.
+func (r *Result) NoneFound() string {
+	if r.CapacityRPS != nil || len(r.Probes) == 0 {
+		return ""
+	}
+	low, high := r.Probes[0], r.Probes[0]
+	for _, p := range r.Probes {
+		if p.RateRPS < low.RateRPS {
+			low = p
+		}
+		high.RateRPS = max(high.RateRPS, p.RateRPS)
+	}
+	return fmt.Sprintf("no sustained rate found between %.0f and %.0f records/s: at %.0f records/s %s (a longer --duration lets probes go lower)",
+		low.RateRPS, high.RateRPS, low.RateRPS, low.Reason)
+}
+
 func finite(x float64) *float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) || x <= 0 {
 		return nil
@@ -237,7 +264,7 @@ func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall ti
 		lastWall = time.Since(start)
 		return p, err
 	}
-	b, err := Search(plan.Config.Rate, tol, probe, func(p Probe, lo, hi float64) {
+	b, err := Search(plan.Config.Rate, plan.MinRate, tol, probe, func(p Probe, lo, hi float64) {
 		if progress != nil {
 			progress(p, lo, hi, lastWall)
 		}

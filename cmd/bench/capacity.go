@@ -25,7 +25,9 @@ func capacityCommand() *cli.Command {
 			"A rate is sustained when the source lag grows by less than 1% of the rate per second (run.json overloaded)\n" +
 			"and, with --latency-bound, p99 end-to-end latency is within the bound. Probes start at --rate (default: the\n" +
 			"workload's default rate) and last --duration (default 6s here), extended to 10 whole commit cycles after\n" +
-			"the warm-up. Writes DIR/capacity.json.",
+			"the warm-up, and go no lower than 1000 records a probe. Writes DIR/capacity.json. A --latency-bound below\n" +
+			"0.99 of the system's commit cycle (every p99 is above it) is refused (exit 2); a search that finds no\n" +
+			"sustained rate exits 4.",
 		Flags: append(setDefaultText(runFlags(), fmt.Sprintf("%gs per probe", capacity.DefaultProbeDuration.Seconds()), "duration"),
 			&cli.StringFlag{Name: "latency-bound", Usage: "also require p99 end-to-end latency <= this (e.g. 1s)"},
 			&cli.StringFlag{Name: "out", Usage: "folder for capacity.json (default results/capacity-SYSTEM-TIMESTAMP)"},
@@ -69,6 +71,11 @@ func capacityCommand() *cli.Command {
 			}
 			printCapacity(c.App.Writer, res, time.Since(started))
 			fmt.Fprintf(c.App.Writer, "written:  %s\n", path)
+			if none := res.NoneFound(); none != "" {
+				// Not a usage error: the input was fine, the system sustains
+				// no rate a probe can judge under this criterion.
+				return &exitError{code: harness.ExitLiveness, msg: none}
+			}
 			return nil
 		},
 	}
@@ -130,7 +137,7 @@ func findCapacity(w io.Writer, plan *capacity.Plan, o capacity.Options) (*capaci
 
 func printCapacity(w io.Writer, r *capacity.Result, wall time.Duration) {
 	if r.CapacityRPS == nil {
-		fmt.Fprintf(w, "capacity: none: overloaded even at %.0f records/s (%d probes, %.1fs wall)\n", r.OverloadedAtRPS, len(r.Probes), wall.Seconds())
+		fmt.Fprintf(w, "capacity: none: overloaded even at %.0f records/s, the lowest rate a probe judges (%d probes, %.1fs wall)\n", r.OverloadedAtRPS, len(r.Probes), wall.Seconds())
 		return
 	}
 	fmt.Fprintf(w, "capacity: %.0f records/s sustained, %.0f overloaded (%d probes, %.1fs wall)\n",
