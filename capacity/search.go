@@ -36,6 +36,15 @@ type Probe struct {
 	Reason string `json:"reason,omitempty"`
 	// Replay is the bench run line of this probe.
 	Replay string `json:"replay,omitempty"`
+	// CPU is what a live probe's process received (cpu.go); nil in the
+	// simulator, which gives every probe its modelled cores.
+	CPU *CPUUse `json:"cpu,omitempty"`
+	// FirstAttempt is, for a live probe that failed and was run again, the
+	// failed first attempt; the probe's own figures and verdict are the
+	// second attempt's, so a live probe is failed only if both attempts
+	// failed. Nil otherwise (and always in the simulator, whose probes are
+	// deterministic).
+	FirstAttempt *Probe `json:"first_attempt,omitempty"`
 }
 
 // ProbeFunc runs one probe at rate records/s.

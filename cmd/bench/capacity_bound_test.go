@@ -90,3 +90,66 @@ func TestCapacityNoneFound(t *testing.T) {
 		})
 	}
 }
+
+// A live probe's line gives the CPU it received, flags a failed probe that
+// got under LowCPUShare of the cores it assumes, and shows the failed first
+// attempt of a probe that was run again.
+func TestLiveProbeLine(t *testing.T) {
+	low := &capacity.CPUUse{Share: 0.45, Cores: 2}
+	full := &capacity.CPUUse{Share: 0.93, Cores: 2}
+	first := &capacity.Probe{Reason: "lag grows 900 records/s >= 1% of the rate", CPU: low}
+	for _, tc := range []struct {
+		name string
+		p    capacity.Probe
+		want string // "" = nothing added
+	}{
+		{"simulated", capacity.Probe{Sustained: true}, ""},
+		{"sustained on little CPU", capacity.Probe{Sustained: true, CPU: low}, ", cpu 0.45 of 2 cores"},
+		{"failed on little CPU", capacity.Probe{CPU: low}, ", cpu 0.45 of 2 cores LOW CPU: under 0.8 of the cores it assumes, the verdict may be the machine's"},
+		{"failed on full CPU", capacity.Probe{CPU: full}, ", cpu 0.93 of 2 cores"},
+		{"failed once, then sustained", capacity.Probe{Sustained: true, CPU: full, FirstAttempt: first},
+			", cpu 0.93 of 2 cores; first attempt OVERLOADED: lag grows 900 records/s >= 1% of the rate, cpu 0.45 of 2 cores, not confirmed"},
+		{"failed twice", capacity.Probe{CPU: full, FirstAttempt: first},
+			", cpu 0.93 of 2 cores; first attempt OVERLOADED: lag grows 900 records/s >= 1% of the rate, cpu 0.45 of 2 cores, confirmed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := liveProbe(tc.p); got != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// --sim-capacity is refused before the first probe unless the search is
+// live and the file is the simulator's search of the same system,
+// workload and hardware.
+func TestSimCapacityRefused(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if code, o, e := bench(t, append([]string{"capacity", "--system", "none", "--out", sim}, cheapCapacity...)...); code != 0 {
+		t.Fatalf("simulated search: exit %d\n%s\n%s", code, o, e)
+	}
+	file := filepath.Join(sim, "capacity.json")
+	live := append([]string{"capacity", "--runtime", "live", "--out", filepath.Join(dir, "live")}, cheapCapacity...)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not live", append([]string{"capacity", "--out", filepath.Join(dir, "x")}, append(cheapCapacity, "--system", "none")...), "only a live search"},
+		{"another system", append(live, "--system", "stormack"), "holds no search of stormack/default on grep"},
+		{"other hardware", append(live, "--system", "none", "--workers", "1"), "its hardware is 2 workers x 4 cores"},
+		{"no such file", append(live, "--system", "none"), "no-such.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := file
+			if tc.name == "no such file" {
+				f = filepath.Join(dir, "no-such.json")
+			}
+			code, stdout, stderr := bench(t, append(tc.args, "--sim-capacity", f)...)
+			if code != harness.ExitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stdout, "probe ") {
+				t.Fatalf("exit %d, want 2 naming %q before any probe\n%s\n%s", code, tc.want, stdout, stderr)
+			}
+		})
+	}
+}
