@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"ftbench/engine"
@@ -41,6 +42,7 @@ type Plan struct {
 	Requested engine.Time    // the duration asked for (0: none)
 	Notes     []string       // what was changed and why
 	Bound     float64        // the cost model's record-at-a-time bound (+Inf: none)
+	MinRate   float64        // the lowest rate probed (MinRate of the probe duration)
 }
 
 // NewPlan resolves the probe configuration. Errors are *harness.InputError
@@ -90,6 +92,7 @@ func NewPlan(o Options) (*Plan, error) {
 		p.Notes = append(p.Notes, fmt.Sprintf("probe drain %v (2s + 2 commit cycles + the latency bound): p99 counts the effects committed by then",
 			time.Duration(cfg.Drain)))
 	}
+	p.MinRate = MinRate(cfg.Duration)
 	if cfg.Rate == 0 {
 		rate, err := harness.DefaultRate(cfg)
 		if err != nil {
@@ -97,11 +100,41 @@ func NewPlan(o Options) (*Plan, error) {
 		}
 		cfg.Rate = rate
 	}
+	if cfg.Rate < p.MinRate {
+		p.Notes = append(p.Notes, fmt.Sprintf("start rate raised from %.4g to %.4g records/s: a probe of fewer than %d records (%v of input) judges noise",
+			cfg.Rate, p.MinRate, MinProbeRecords, time.Duration(cfg.Duration)))
+		cfg.Rate = p.MinRate
+	}
 	p.Config = cfg
+	if n := coresNote(cfg); n != "" && p.live() {
+		p.Notes = append(p.Notes, n)
+	}
+	if err := checkLatencyBound(p, o.LatencyBound); err != nil {
+		return nil, err
+	}
 	if p.Bound, err = harness.CapacityBound(cfg); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// live reports whether the plan's probes run on the live runtime.
+func (p *Plan) live() bool { return p.Config.Runtime == harness.RuntimeLive }
+
+// confirmed runs a probe; on the live runtime a failed probe is run once
+// more and believed only if it fails again (cpu.go: once can be the
+// machine's other load), the second attempt's figures and verdict standing
+// with the first attempt kept beside them. The simulator's probes are
+// deterministic: run once.
+func confirmed(live bool, run func() (Probe, *harness.Result, error)) (Probe, *harness.Result, error) {
+	p, r, err := run()
+	if err != nil || p.Sustained || !live {
+		return p, r, err
+	}
+	failed := p
+	p, r, err = run()
+	p.FirstAttempt = &failed
+	return p, r, err
 }
 
 // maxProbeRetries bounds how often a probe is lengthened (doubled) when
@@ -116,8 +149,15 @@ func (p *Plan) Probe(rate float64, bound engine.Time) (Probe, *harness.Result, e
 	// A bursty sink's lag trend starts at its first output, which a loaded
 	// micro-batch system may give only after several cycles; then the
 	// probe is run again twice as long, a few times at most.
+	var cpu *CPUUse
 	for try := 0; ; try++ {
-		out, err := harness.Execute(cfg)
+		var out *harness.Outcome
+		var err error
+		if p.live() {
+			out, cpu, err = measuredRun(cfg)
+		} else {
+			out, err = harness.Execute(cfg)
+		}
 		if err != nil {
 			return Probe{}, nil, err
 		}
@@ -127,7 +167,7 @@ func (p *Plan) Probe(rate float64, bound engine.Time) (Probe, *harness.Result, e
 		}
 		cfg.Duration *= 2
 	}
-	pr := Probe{RateRPS: rate, ThroughputRPS: r.ThroughputRPS, P99MS: r.LatencyMS.P99, Drained: r.Drained, Replay: r.Replay}
+	pr := Probe{RateRPS: rate, ThroughputRPS: r.ThroughputRPS, P99MS: r.LatencyMS.P99, Drained: r.Drained, Replay: r.Replay, CPU: cpu}
 	if r.Overloaded == nil {
 		return pr, r, fmt.Errorf("no lag trend even at %v of input: %s", time.Duration(cfg.Duration), r.LagTrend.Reason)
 	}
@@ -181,10 +221,43 @@ type Result struct {
 	// only lower the real figure. Null when the workload has no costs.
 	CostModelBoundRPS *float64 `json:"cost_model_bound_rps"`
 	Notes             []string `json:"notes"`
+	// Runtime is "live" for a search on the live runtime; absent for the
+	// simulator's, whose capacity.json is as it always was.
+	Runtime string `json:"runtime,omitempty"`
+	// Live searches only. CoresAssumed is --workers x --cores (CPUUse)
+	// and CoresAvailable the cores this process may use (GOMAXPROCS).
+	CoresAssumed   int `json:"cores_assumed,omitempty"`
+	CoresAvailable int `json:"cores_available,omitempty"`
+	// CapacityPerCoreS is capacity_rps over the cores the probe at the
+	// capacity received (its CPU seconds per wall second, over the lag
+	// trend's window): records/s per core-second actually received, which
+	// a busy machine lowers far less than the capacity itself. Null when
+	// there is no capacity or its probe has no CPU figure.
+	CapacityPerCoreS *float64 `json:"capacity_per_core_s,omitempty"`
+	// Sim is the simulator's search of the same configuration, set beside
+	// this one (bench capacity --sim-capacity).
+	Sim *SimComparison `json:"sim,omitempty"`
 	// Config is run.json's config of the probe at the capacity (of the
 	// first probe when there is none).
 	Config harness.RunConfig `json:"config"`
 	Probes []Probe           `json:"probes"`
+}
+
+// NoneFound says, for a search that found no sustained rate, between which
+// rates it looked and why the lowest failed; "" when it found a capacity.
+func (r *Result) NoneFound() string {
+	if r.CapacityRPS != nil || len(r.Probes) == 0 {
+		return ""
+	}
+	low, high := r.Probes[0], r.Probes[0]
+	for _, p := range r.Probes {
+		if p.RateRPS < low.RateRPS {
+			low = p
+		}
+		high.RateRPS = max(high.RateRPS, p.RateRPS)
+	}
+	return fmt.Sprintf("no sustained rate found between %.0f and %.0f records/s: at %.0f records/s %s (a longer --duration lets probes go lower)",
+		low.RateRPS, high.RateRPS, low.RateRPS, low.Reason)
 }
 
 func finite(x float64) *float64 {
@@ -226,7 +299,7 @@ func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall ti
 	var lastWall time.Duration
 	probe := func(rate float64) (Probe, error) {
 		start := time.Now()
-		p, r, err := plan.Probe(rate, o.LatencyBound)
+		p, r, err := confirmed(plan.live(), func() (Probe, *harness.Result, error) { return plan.Probe(rate, o.LatencyBound) })
 		if r != nil {
 			configs[rate] = r.Config
 			if first == nil {
@@ -237,7 +310,7 @@ func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall ti
 		lastWall = time.Since(start)
 		return p, err
 	}
-	b, err := Search(plan.Config.Rate, tol, probe, func(p Probe, lo, hi float64) {
+	b, err := Search(plan.Config.Rate, plan.MinRate, tol, probe, func(p Probe, lo, hi float64) {
 		if progress != nil {
 			progress(p, lo, hi, lastWall)
 		}
@@ -247,6 +320,10 @@ func (plan *Plan) Find(o Options, progress func(p Probe, lo, hi float64, wall ti
 		return res, err
 	}
 	res.OverloadedAtRPS = b.Overloaded
+	if plan.live() {
+		res.Runtime, res.CoresAssumed, res.CoresAvailable = harness.RuntimeLive, assumedCores(plan.Config), runtime.GOMAXPROCS(0)
+		res.CapacityPerCoreS = perCore(b)
+	}
 	if b.Sustained > 0 {
 		c := b.Sustained
 		res.CapacityRPS = &c

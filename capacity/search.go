@@ -36,6 +36,15 @@ type Probe struct {
 	Reason string `json:"reason,omitempty"`
 	// Replay is the bench run line of this probe.
 	Replay string `json:"replay,omitempty"`
+	// CPU is what a live probe's process received (cpu.go); nil in the
+	// simulator, which gives every probe its modelled cores.
+	CPU *CPUUse `json:"cpu,omitempty"`
+	// FirstAttempt is, for a live probe that failed and was run again, the
+	// failed first attempt; the probe's own figures and verdict are the
+	// second attempt's, so a live probe is failed only if both attempts
+	// failed. Nil otherwise (and always in the simulator, whose probes are
+	// deterministic).
+	FirstAttempt *Probe `json:"first_attempt,omitempty"`
 }
 
 // ProbeFunc runs one probe at rate records/s.
@@ -53,14 +62,16 @@ type Bracket struct {
 }
 
 // Search finds the capacity by probing start, then doubling while probes
-// are sustained (or halving while they are not) until a sustained and an
+// are sustained (or halving while they are not, down to floor: the rate
+// below which a probe judges noise, 0 for none) until a sustained and an
 // overloaded rate bracket it, then bisecting until the overloaded bound is
-// within tol (a fraction, e.g. 0.02) of the sustained one. It assumes that a
-// rate above an overloaded one is overloaded too. The sequence of probes
-// depends only on the verdicts, so a deterministic probe gives a
-// deterministic search. progress, if not nil, is called after every probe
-// with the current bracket (0 for a side not found yet).
-func Search(start, tol float64, probe ProbeFunc, progress func(p Probe, lo, hi float64)) (Bracket, error) {
+// within tol (a fraction, e.g. 0.02) of the sustained one. When floor
+// itself is overloaded the capacity is 0: Sustained is 0 and Overloaded
+// floor. It assumes that a rate above an overloaded one is overloaded too.
+// The sequence of probes depends only on the verdicts, so a deterministic
+// probe gives a deterministic search. progress, if not nil, is called
+// after every probe with the current bracket (0 for a side not found yet).
+func Search(start, floor, tol float64, probe ProbeFunc, progress func(p Probe, lo, hi float64)) (Bracket, error) {
 	if !(start > 0) || math.IsInf(start, 0) {
 		return Bracket{}, fmt.Errorf("capacity search: start rate must be positive, got %g", start)
 	}
@@ -99,11 +110,16 @@ func Search(start, tol float64, probe ProbeFunc, progress func(p Probe, lo, hi f
 			b.Overloaded = hi
 			return b, nil
 		}
-		rate := start
-		if ok {
-			rate = lo * 2
-		} else {
+		rate := lo * 2
+		if !ok {
 			rate = hi / 2
+		}
+		if !ok && rate < floor {
+			if hi <= floor {
+				b.Overloaded = hi // overloaded at the lowest rate a probe judges
+				return b, nil
+			}
+			rate = floor
 		}
 		if ok, err = try(rate); err != nil {
 			return b, err

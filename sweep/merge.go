@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Collect aggregates the runs stored in dir for manifest m's whole grid.
@@ -36,7 +37,8 @@ func Collect(dir string, m *Manifest) (*Curve, []Problem, error) {
 // Merge joins shard folders of one sweep into out: it copies (hard-links
 // where it can) every run folder of the grid, writes a manifest without a
 // shard, and aggregates the whole grid into out's curve files. Shards of
-// different sweeps are refused, naming the folder.
+// different sweeps are refused, naming the folder, and so is an out that
+// CheckMergeOut refuses.
 func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 	if notice == nil {
 		notice = func(string) {}
@@ -62,10 +64,9 @@ func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 			return nil, &InputError{fmt.Errorf("%s is a shard of a different sweep than %s (grid %s vs %s)", dir, first, sm.GridID(), m.GridID())}
 		}
 	}
-	if om, ok, err := ReadManifest(out); err != nil {
-		return nil, &InputError{err}
-	} else if ok && om.GridID() != m.GridID() {
-		return nil, &InputError{fmt.Errorf("%s already holds a different sweep", out)}
+	om, ok, err := ReadManifest(out)
+	if err := CheckMergeOut(out, shards, err == nil && ok && om.Shard == nil && om.GridID() == m.GridID()); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
@@ -78,11 +79,7 @@ func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 	for _, r := range g.Runs {
 		inGrid[r.Key] = true
 	}
-	absOut, _ := filepath.Abs(out)
 	for _, dir := range shards {
-		if abs, _ := filepath.Abs(dir); abs == absOut {
-			continue
-		}
 		st, err := Scan(dir)
 		if err != nil {
 			return nil, err
@@ -127,6 +124,65 @@ func Merge(out string, shards []string, notice func(string)) (*Curve, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// CheckMergeOut refuses a merge's out folder before anything is written:
+// one that CheckOutsideInputs refuses, or a non-empty folder that does not
+// hold a previous merge of the same shards (holdsMerge: the same grid or
+// campaign, without a shard), as Execute refuses a non-empty --out. A merge
+// writes run folders, a manifest or report and curves or a summary into
+// out, which would mix with, or replace, whatever else is there; merging
+// again into its own earlier merge (a Slurm merge job re-run once more
+// shards finished) only adds the runs it lacks.
+func CheckMergeOut(out string, shards []string, holdsMerge bool) error {
+	if err := CheckOutsideInputs(out, shards); err != nil {
+		return err
+	}
+	if !holdsMerge && nonEmpty(out) {
+		return &InputError{fmt.Errorf("%s is not empty and holds no merge of these shards; choose a new --out (a merge writes only into a new or empty folder, or into its own earlier merge)", out)}
+	}
+	return nil
+}
+
+// CheckOutsideInputs refuses an out folder that is one of the shard
+// folders or inside one (symbolic links followed): a merge never writes
+// into its inputs, since the shard would then hold the merged manifest,
+// curve and other shards' runs, and no longer be the shard it was.
+func CheckOutsideInputs(out string, shards []string) error {
+	o := realPath(out)
+	for _, dir := range shards {
+		rel, err := filepath.Rel(realPath(dir), o)
+		switch {
+		case err != nil:
+		case rel == ".":
+			return &InputError{fmt.Errorf("--out %s is the input shard folder %s: a merge never writes into its inputs; choose a new folder", out, dir)}
+		case rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)):
+			return &InputError{fmt.Errorf("--out %s is inside the input shard folder %s: a merge never writes into its inputs; choose a folder outside it", out, dir)}
+		}
+	}
+	return nil
+}
+
+// realPath is path made absolute with its symbolic links resolved as far
+// as it exists; the rest (folders a merge would create) is kept as given.
+// Two names of one folder (a link, "a/../a") are then one path.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for at := abs; ; {
+		if r, err := filepath.EvalSymlinks(at); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+		at = parent
+	}
 }
 
 // CopyRunDir copies the files of run folder src into root/<base(src)>,

@@ -127,7 +127,8 @@ func ReadReport(dir string) (*Report, error) {
 // include them; shrinking is a pure function of the run), and out gets
 // torture.json and summary.json. Runs of the campaign that no shard holds
 // are listed as missing. Folders of different campaigns are refused
-// (*harness.InputError), naming them.
+// (*harness.InputError), naming them, and so is an out that
+// sweep.CheckMergeOut refuses.
 func Merge(out string, shards []string) (*Report, error) {
 	if len(shards) == 0 {
 		return nil, &harness.InputError{Err: errors.New("bench merge: name the shard folders to merge")}
@@ -151,23 +152,19 @@ func Merge(out string, shards []string) (*Report, error) {
 		}
 		reps = append(reps, rep)
 	}
-	if IsCampaign(out) {
-		if old, err := ReadReport(out); err != nil || old.CampaignID != reps[0].CampaignID {
-			return nil, &harness.InputError{Err: fmt.Errorf("%s already holds a different campaign", out)}
-		}
+	old, err := ReadReport(out)
+	if err := sweep.CheckMergeOut(out, shards, err == nil && old.Shard == nil && old.CampaignID == reps[0].CampaignID); err != nil {
+		return nil, &harness.InputError{Err: err}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("results folder: %w", err)
 	}
 	m := *reps[0]
 	m.Shard, m.Missing, m.Runs, m.Shrunk, m.Counts, m.WallS, m.Jobs = nil, nil, nil, []*Shrunk{}, map[Class]int{}, 0, 0
-	absOut, _ := filepath.Abs(out)
 	byIndex := map[int]*Run{}
 	var shrunk []*Shrunk
 	for k, rep := range reps {
 		dir := shards[k]
-		abs, _ := filepath.Abs(dir)
-		same := abs == absOut
 		m.WallS = max(m.WallS, rep.WallS) // the shards ran side by side
 		m.Jobs += rep.Jobs
 		if m.Variant == "" {
@@ -177,7 +174,7 @@ func Merge(out string, shards []string) (*Report, error) {
 			if _, dup := byIndex[r.Index]; dup {
 				continue // the same run in two shards: the same result
 			}
-			if r.Dir != "" && !same {
+			if r.Dir != "" {
 				if err := copyInto(r.Dir, dir, out); err != nil {
 					return nil, err
 				}
@@ -186,7 +183,7 @@ func Merge(out string, shards []string) (*Report, error) {
 			byIndex[r.Index] = r
 		}
 		for _, s := range rep.Shrunk {
-			if s.Dir != "" && !same {
+			if s.Dir != "" {
 				root := filepath.Join(out, "shrunk")
 				if filepath.Base(filepath.Dir(s.Dir)) != "shrunk" {
 					root = out // a run that did not shrink keeps its own folder

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +35,12 @@ func mergeCommand() *cli.Command {
 			if len(shards) == 0 {
 				return usageErr("bench merge needs the shard folders to join")
 			}
+			if err := checkOneCampaign(shards); err != nil {
+				return err
+			}
+			if err := sweep.CheckOutsideInputs(out, shards); err != nil {
+				return usageErr("%v", err)
+			}
 			if err := checkShards(shards, c.Bool("allow-partial")); err != nil {
 				return err
 			}
@@ -58,4 +66,88 @@ func mergeCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// shardOf is what a shard folder is a shard of: kind "sweep" with its grid
+// id, or "torture campaign" with its campaign id; kind is "" for a folder
+// that is neither (the merge names what it is not).
+type shardOf struct {
+	dir, kind, id string
+	m             *sweep.Manifest // sweeps only
+}
+
+// name is the id as the folder's own file calls it.
+func (s shardOf) name() string {
+	if s.kind == "sweep" {
+		return "grid " + s.id
+	}
+	return "campaign " + s.id
+}
+
+func readShardOf(dir string) (shardOf, error) {
+	if torture.IsCampaign(dir) {
+		rep, err := torture.ReadReport(dir)
+		if err != nil {
+			return shardOf{}, usageErr("%v", err)
+		}
+		return shardOf{dir: dir, kind: "torture campaign", id: rep.CampaignID}, nil
+	}
+	m, ok, err := sweep.ReadManifest(dir)
+	if err != nil {
+		return shardOf{}, usageErr("%v", err)
+	}
+	if !ok {
+		return shardOf{dir: dir}, nil
+	}
+	return shardOf{dir: dir, kind: "sweep", id: m.GridID(), m: m}, nil
+}
+
+// checkOneCampaign refuses shard folders of different sweeps or campaigns,
+// naming the two folders and what each is of. It runs before checkShards,
+// which compares shard numbers only: shard 1/2 of one grid and shard 1/2
+// of another are not "both shard 1/2" of anything.
+func checkOneCampaign(dirs []string) error {
+	var first shardOf
+	for _, dir := range dirs {
+		s, err := readShardOf(dir)
+		if err != nil || s.kind == "" {
+			return err
+		}
+		switch {
+		case first.kind == "":
+			first = s
+		case s.kind != first.kind:
+			return usageErr("different campaigns/sweeps: %s is a %s (%s) but %s is a %s (%s); a merge joins the shards of one sweep or of one campaign",
+				s.dir, s.kind, s.name(), first.dir, first.kind, first.name())
+		case s.id != first.id && s.kind == "sweep":
+			return usageErr("different sweeps: %s is of grid %s but %s of grid %s (their %s differ in %s); a merge joins the shards of one sweep",
+				s.dir, s.id, first.dir, first.id, sweep.ManifestFile, gridDifference(s.m, first.m))
+		case s.id != first.id:
+			return usageErr("different campaigns: %s is of campaign %s but %s of campaign %s; a merge joins the shards of one campaign",
+				s.dir, s.id, first.dir, first.id)
+		}
+	}
+	return nil
+}
+
+// gridDifference names the parts of two manifests that make their grid ids
+// differ (sweep.Manifest.GridID digests these four).
+func gridDifference(a, b *sweep.Manifest) string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		a, b any
+	}{
+		{"base configuration", a.Base, b.Base}, {"systems", a.Targets, b.Targets}, {"params", a.Params, b.Params}, {"seeds", a.Seeds, b.Seeds},
+	} {
+		x, _ := json.Marshal(p.a)
+		y, _ := json.Marshal(p.b)
+		if string(x) != string(y) {
+			parts = append(parts, p.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "format" // the same grid written by another bench
+	}
+	return strings.Join(parts, " and ")
 }
