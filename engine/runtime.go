@@ -42,10 +42,22 @@ type Activity struct {
 	// timers (re-armed by their own handler: polls, checkpoint triggers)
 	// fire forever and are not activity.
 	Timers int `json:"timers"`
+	// Busy lists processes still working past the deadline: a step whose
+	// CPU cost (a slow factor, a read from a slowed store) runs beyond it.
+	Busy []string `json:"busy,omitempty"`
+	// Store says why the durable store holds the run up, "" when it does
+	// not: an outage in force ("down until 1m0s"), or writes in progress
+	// that complete only after the deadline ("2 writes in progress, the
+	// first done at 55h33m20s"). Either is a stall, not the end of the
+	// run's work: what waits on those writes (a checkpoint, a batch's
+	// commit) is pending, never lost.
+	Store string `json:"store,omitempty"`
 }
 
 // Quiet reports whether nothing is going on.
-func (a Activity) Quiet() bool { return a.DataBytes == 0 && len(a.Down) == 0 && a.Timers == 0 }
+func (a Activity) Quiet() bool {
+	return a.DataBytes == 0 && len(a.Down) == 0 && a.Timers == 0 && len(a.Busy) == 0 && a.Store == ""
+}
 
 func (a Activity) String() string {
 	if a.Quiet() {
@@ -60,6 +72,12 @@ func (a Activity) String() string {
 	}
 	if a.Timers > 0 {
 		s += fmt.Sprintf(", %d one-shot timers due", a.Timers)
+	}
+	if len(a.Busy) > 0 {
+		s += fmt.Sprintf(", %d processes busy past the settle window (%v)", len(a.Busy), a.Busy)
+	}
+	if a.Store != "" {
+		s += ", the checkpoint store: " + a.Store
 	}
 	return s
 }

@@ -132,6 +132,20 @@ func undrainedProblem(res *Result) string {
 	if p.LastCommitS != nil {
 		last = fmt.Sprintf("last commit at %.1fs", *p.LastCommitS)
 	}
+	if st := p.Runtime.Store; st != "" {
+		// A stall on the store is the cause, whatever else is queued
+		// behind it: say so first, and since when nothing was committed
+		// if the run went quiet (a 2PC sink waiting for a checkpoint).
+		head := "undrained: "
+		switch {
+		case p.LastCommitS == nil:
+			head += "nothing committed: "
+		case *p.LastCommitS < res.SimTimeS-1:
+			head += fmt.Sprintf("no commit after %.1fs: ", *p.LastCommitS)
+		}
+		return fmt.Sprintf("%sthe checkpoint store held the run up (%s); %d of %d expected effects still pending when the run stopped at %.1fs (%s; %s); runtime: %s",
+			head, st, res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), last, p.Activity)
+	}
 	return fmt.Sprintf("undrained: %d of %d expected effects still pending when the run stopped at %.1fs (%s; oldest p%d offset %d, appended %.1fs before the end; %s); runtime: %s",
 		res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), p.OldestPartition, p.OldestOffset,
 		p.OldestAgeS, last, p.Activity)

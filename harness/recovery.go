@@ -49,11 +49,16 @@ func (r *runner) recoveries(res *Result, rows []metrics.Row) {
 	hasCrash := false
 	for i, s := range r.specs {
 		rec := Recovery{Fault: s.String(), AtS: s.At.Seconds()}
-		if t, ok := metrics.RecoveryTimeOf(rows, staleness, s.At, stale); ok {
+		// A run that stopped with effects pending and committed nothing
+		// after the fault never recovered from it, whatever the staleness
+		// series says (with no commit at all it has no level to return
+		// to, and would read as recovered at once).
+		committedAfter := r.drained || (r.anyCommit && r.lastCommit >= s.At)
+		if t, ok := metrics.RecoveryTimeOf(rows, staleness, s.At, stale); ok && committedAfter {
 			v := round3(t.Seconds())
 			rec.RecoveryTimeS = &v
 		}
-		if t, ok := metrics.RecoveryTime(rows, s.At, lag); ok {
+		if t, ok := metrics.RecoveryTime(rows, s.At, lag); ok && committedAfter {
 			v := round3(t.Seconds())
 			rec.LagRecoveryTimeS = &v
 		}
