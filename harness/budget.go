@@ -66,6 +66,28 @@ const (
 	bytesPerQueuedRecord = 160
 )
 
+// TimeBudget is the time budget: the longest estimated wall time a run may
+// take before bench refuses it (unless --no-budget), on the reference
+// machine (a 2-core virtual machine, docs/performance.md). Like BudgetBytes
+// it is a fixed figure, not a measurement of the host, so the same command
+// gets the same answer everywhere. Ten minutes keeps an hour of the main
+// job (about 4.5 minutes) and the P = 64 scaling runs inside it, and
+// refuses inputs such as --rate 1e9 --duration 2s (about 20 minutes)
+// before any work. docs/limits.md.
+const TimeBudget = 10 * 60 * engine.Second
+
+// The time model: what the simulator spends per unit of a run, on the
+// reference machine, fitted to two runs (docs/performance.md, "Current
+// figures"): the main job, 7.3 M record-hops in about 1.5 s, gives
+// nsPerRecordHop; the P = 64 scaling run (119 M record-hops, 4 224
+// channels flushing every 10 ms for 30 s, 34-45 s) gives nsPerFlush for
+// what is left. A record-hop is a source record crossing one stage; a
+// flush is a channel's partly filled buffer sent on its timeout.
+const (
+	nsPerRecordHop = 200
+	nsPerFlush     = 1200
+)
+
 // keyOptions are the workload options that set how many distinct keys
 // keyed state holds.
 var keyOptions = []string{"vocabulary", "accounts"}
@@ -79,8 +101,14 @@ type Estimate struct {
 	Rounds    int64       // periodic protocol rounds (checkpoints, batches, ...) over SimTime
 	Processes int         // processes deployed
 	Channels  int64       // data channels of the dataflow
+	Hops      int64       // stages a record passes through
 	Keys      int64       // distinct keys of keyed state
 	Bytes     int64       // estimated peak memory
+	// Wall is the estimated wall time on the reference machine: the
+	// simulator's work (record-hops and buffer flushes, the time model),
+	// or the simulated time itself for a live run, which runs in real
+	// time.
+	Wall engine.Time
 }
 
 // sizeInputs is what the memory model reads from a prepared run.
@@ -100,11 +128,12 @@ type sizeInputs struct {
 	creditBytes      int64
 	hops             int64 // stages a record passes through
 	keys             int64
+	bufferTimeout    engine.Time
 }
 
 // estimateSize applies the memory model.
 func estimateSize(in sizeInputs) Estimate {
-	e := Estimate{Records: in.records, SimTime: in.simTime, Processes: in.processes, Channels: in.channels, Keys: in.keys}
+	e := Estimate{Records: in.records, SimTime: in.simTime, Processes: in.processes, Channels: in.channels, Hops: in.hops, Keys: in.keys}
 	if in.bucket > 0 {
 		e.Buckets = int64((in.simTime + in.bucket - 1) / in.bucket)
 	}
@@ -123,7 +152,21 @@ func estimateSize(in sizeInputs) Estimate {
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
 		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
 	e.Bytes = int64(min(b, 1<<62))
+	e.Wall = estimateWall(in)
 	return e
+}
+
+// estimateWall applies the time model: the simulator's work, or for a live
+// run the simulated time it runs in real time (at least).
+func estimateWall(in sizeInputs) engine.Time {
+	if !in.sim {
+		return in.simTime
+	}
+	ns := float64(in.records) * float64(in.hops) * nsPerRecordHop
+	if in.bufferTimeout > 0 {
+		ns += float64(in.channels) * float64(in.simTime/in.bufferTimeout) * nsPerFlush
+	}
+	return engine.Time(min(ns, 1<<62))
 }
 
 func bucketBytes(sim bool) float64 {
@@ -165,12 +208,13 @@ func (r *runner) estimate() Estimate {
 		// A drained run stops a settle window after draining, at the
 		// latest Duration+drainMax+settle; an undrained one at
 		// Duration+drainMax.
-		simTime:     r.cfg.Duration + r.drainMax + r.settle,
-		bucket:      r.cfg.Bucket,
-		sim:         r.cfg.runtime() != RuntimeLive,
-		processes:   len(r.dep.Procs),
-		table:       !isEffectCounter(r.w),
-		creditBytes: int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
+		simTime:       r.cfg.Duration + r.drainMax + r.settle,
+		bucket:        r.cfg.Bucket,
+		sim:           r.cfg.runtime() != RuntimeLive,
+		processes:     len(r.dep.Procs),
+		table:         !isEffectCounter(r.w),
+		creditBytes:   int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
+		bufferTimeout: r.cost.BufferTimeout,
 	}
 	in.recordsPerSecond = r.recordsPerSecond()
 	for _, name := range PeriodOptions {
@@ -208,18 +252,40 @@ func isEffectCounter(w workloads.Workload) bool {
 	return ok
 }
 
-// checkBudget refuses a run whose estimate exceeds BudgetBytes, unless the
-// configuration lifts the budget.
+// checkBudget refuses a run whose estimate exceeds BudgetBytes or
+// TimeBudget, unless the configuration lifts the budgets.
 func (r *runner) checkBudget() error {
 	if r.cfg.NoBudget {
 		return nil
 	}
 	e := r.estimate()
-	if e.Bytes <= BudgetBytes {
-		return nil
+	if e.Bytes > BudgetBytes {
+		return inputErr("run too large for the size budget: %s, over the budget of %s; make it smaller (--duration, --rate, --bucket, ...) or pass --no-budget to run it anyway",
+			e, FormatBytes(BudgetBytes))
 	}
-	return inputErr("run too large for the size budget: %s, over the budget of %s; make it smaller (--duration, --rate, --bucket, ...) or pass --no-budget to run it anyway",
-		e, FormatBytes(BudgetBytes))
+	if e.Wall > TimeBudget {
+		return inputErr("run too long for the time budget: %s, over the budget of %s; make it smaller (--duration, --rate, --parallelism, ...) or pass --no-budget to run it anyway",
+			e.WallString(), formatWall(TimeBudget))
+	}
+	return nil
+}
+
+// WallString is the time estimate in one line.
+func (e Estimate) WallString() string {
+	return fmt.Sprintf("estimated %s of wall time on a 2-core machine (%s records x %d stages, %s channels over %gs simulated)",
+		formatWall(e.Wall), formatCount(e.Records), e.Hops, formatCount(e.Channels), e.SimTime.Seconds())
+}
+
+// formatWall prints a wall time to the second, or in minutes or hours.
+func formatWall(t engine.Time) string {
+	switch s := t.Seconds(); {
+	case s < 120:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 7200:
+		return fmt.Sprintf("%.0f min", s/60)
+	default:
+		return fmt.Sprintf("%.3g h", s/3600)
+	}
 }
 
 // String is the estimate in one line.

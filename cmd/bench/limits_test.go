@@ -43,6 +43,11 @@ func TestInputLimits(t *testing.T) {
 		{"bucket 1ns", []string{"run", "--bucket", "1ns", "--out", out}, "--bucket must be at least 1ms"},
 		{"batch-interval 1ns", []string{"run", "--system", "lineage", "--batch-interval", "1ns", "--out", out}, "--batch-interval must be at least 1ms"},
 		{"checkpoint-interval 1ns", []string{"run", "--system", "barrier", "--checkpoint-interval", "1ns", "--out", out}, "--checkpoint-interval must be at least 1ms"},
+		{"rate 1e9 for 2s", []string{"run", "--system", "barrier", "--rate", "1e9", "--duration", "2s", "--out", out}, "run too long for the time budget: estimated 20 min"},
+		{"sweep of a run over the time budget", []string{"sweep", "--system", "barrier", "--param", "rate=1000,1e9", "--duration", "2s", "--out", filepath.Join(dir, "s6")}, "time budget"},
+		{"compare over the time budget", []string{"compare", "--system", "none,barrier", "--rate", "1e9", "--duration", "2s", "--out", filepath.Join(dir, "c1")}, "time budget"},
+		{"torture over the time budget", []string{"torture", "--system", "barrier", "--rate", "1e9", "--duration", "2s", "--runs", "1", "--out", filepath.Join(dir, "t2")}, "time budget"},
+		{"live over the time budget", []string{"run", "--runtime", "live", "--duration", "1h", "--rate", "1000", "--out", out}, "time budget"},
 		{"rate NaN", []string{"run", "--rate", "NaN", "--out", out}, "--rate must be a finite number"},
 		{"rate Inf", []string{"run", "--rate", "Inf", "--out", out}, "--rate must be a finite number"},
 		{"sweep rate NaN", []string{"sweep", "--param", "rate=NaN", "--out", filepath.Join(dir, "s3")}, "--param rate=NaN: want a positive number"}, // names the flag typed

@@ -25,8 +25,8 @@ import (
 
 // budgetFlag lifts the size budget (harness/budget.go).
 func budgetFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "no-budget", Usage: fmt.Sprintf("run even if the estimated size exceeds the size budget (%s of estimated memory; docs/limits.md)",
-		harness.FormatBytes(harness.BudgetBytes))}
+	return &cli.BoolFlag{Name: "no-budget", Usage: fmt.Sprintf("run even if the estimate exceeds a budget: lifts both the size budget (%s of estimated memory) and the time budget (%.0f minutes of estimated wall time on a 2-core machine); docs/limits.md",
+		harness.FormatBytes(harness.BudgetBytes), harness.TimeBudget.Seconds()/60)}
 }
 
 // runFlagChecks finishes configFrom: the budget flag, and no option of a
