@@ -93,8 +93,10 @@ func TestBudget(t *testing.T) {
 			c.System, c.SystemOpts = "lineage", map[string]string{"batch-interval": "1ms"}
 		}),
 		"a minute of wordcount at 100 k records/s": cfg(func(c *Config) { c.System, c.Duration, c.Rate = "barrier", 60*engine.Second, 100_000 }),
-		"two hours of barrier": cfg(func(c *Config) { c.System, c.Duration = "barrier", 7200*engine.Second }),
-		"a 5 s live run":       cfg(func(c *Config) { c.System, c.Runtime, c.Duration, c.Rate = "barrier", RuntimeLive, 5*engine.Second, 5000 }),
+		"two hours of barrier":                     cfg(func(c *Config) { c.System, c.Duration = "barrier", 7200*engine.Second }),
+		"a 5 s live run": cfg(func(c *Config) {
+			c.System, c.Runtime, c.Duration, c.Rate = "barrier", RuntimeLive, 5*engine.Second, 5000
+		}),
 	}
 	for name, c := range admitted {
 		e, err := Validate(c)
@@ -118,7 +120,9 @@ func TestBudget(t *testing.T) {
 		// capped), long in time: the time budget's cases.
 		"a billion records a second for 2 s": cfg(func(c *Config) { c.System, c.Duration, c.Rate = "barrier", 2*engine.Second, 1e9 }),
 		"three hours of barrier":             cfg(func(c *Config) { c.System, c.Duration = "barrier", 3*3600*engine.Second }),
-		"an hour live":                       cfg(func(c *Config) { c.System, c.Runtime, c.Duration, c.Rate = "barrier", RuntimeLive, 3600*engine.Second, 5000 }),
+		"an hour live": cfg(func(c *Config) {
+			c.System, c.Runtime, c.Duration, c.Rate = "barrier", RuntimeLive, 3600*engine.Second, 5000
+		}),
 	}
 	for name, c := range refused {
 		_, err := Validate(c)
