@@ -97,6 +97,9 @@ func TestNewPlanLatencyBound(t *testing.T) {
 		{"snapshot on bank-p2p", harness.Config{System: "snapshot", Workload: "bank-p2p", Duration: 2 * engine.Second,
 			Parallelism: 4, Workers: 2, Cores: 2, Seed: 1}, 10 * time.Millisecond, false, ""},
 		{"snapshot on a dataflow", small("snapshot", nil), 10 * time.Millisecond, true, "at least 990ms"},
+		// A huge bound is named as the bound, not as the probe drain it
+		// would have made.
+		{"a bound of 5000 hours", small("barrier", nil), 5000 * time.Hour, true, "must be at most 10m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewPlan(Options{Base: tc.cfg, LatencyBound: engine.Time(tc.bound)})

@@ -55,6 +55,10 @@ func NewPlan(o Options) (*Plan, error) {
 	if o.LatencyBound < 0 {
 		return nil, &harness.InputError{Err: fmt.Errorf("--latency-bound must be positive")}
 	}
+	if o.LatencyBound > maxLatencyBound {
+		return nil, &harness.InputError{Err: fmt.Errorf("--latency-bound %v must be at most %v: a probe's drain waits for the bound, and p99 latency beyond it is overload, not a bound",
+			time.Duration(o.LatencyBound), time.Duration(maxLatencyBound))}
+	}
 	sys, err := systems.Lookup(cfg.System)
 	if err != nil {
 		return nil, &harness.InputError{Err: err}
@@ -136,6 +140,11 @@ func confirmed(live bool, run func() (Probe, *harness.Result, error)) (Probe, *h
 	p.FirstAttempt = &failed
 	return p, r, err
 }
+
+// maxLatencyBound is the largest --latency-bound: a probe drains for the
+// bound beyond its input, so a larger one would only make probes longer
+// (and be refused by the budgets under another flag's name).
+const maxLatencyBound = 10 * 60 * engine.Second
 
 // maxProbeRetries bounds how often a probe is lengthened (doubled) when
 // its steady window held too few whole commit cycles.
