@@ -105,6 +105,10 @@ func TestCountedClaims(t *testing.T) {
 		{"capacity.md", `bisects until they are within (\d+)%`, is(num(100 * capacity.DefaultTolerance))},
 		{"capacity.md", `extended to (\d+) whole commit cycles`, is(strconv.Itoa(metrics.MinTrendSamples))},
 		{"capacity.md", `\((\d+) s for a 1 s checkpoint or batch interval`, is(ms(harness.MinSteadyDuration(engine.Second, harness.DefaultBucket), engine.Second))},
+		{"capacity.md", `A probe appends at least (\d+) records`, is(strconv.Itoa(capacity.MinProbeRecords))},
+		{"capacity.md", `p99 latency is at least (0\.\d+) of the cycle`, is(num(float64(capacity.MinP99(100*engine.Second)) / float64(100*engine.Second)))},
+		{"capacity.md", `A failed probe under (0\.\d+) of its cores`, is(num(capacity.LowCPUShare))},
+		{"live.md", `flags a failed probe under (0\.\d+) of its cores`, is(num(capacity.LowCPUShare))},
 
 		// snapshot.md: the bank workloads' and snapshot's defaults.
 		{"snapshot.md", `bank-p2p \(--processes N, default (\d+); --topology, default (\w+)\)`,
