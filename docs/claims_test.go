@@ -75,6 +75,9 @@ func TestCountedClaims(t *testing.T) {
 				n := grouped(sourceConst(t, "workloads", "zipfTableBits").shift(), ",")
 				return []string{n, n}
 			}},
+		{"metrics.md", `bank --accounts takes up to 2\^(\d+)`, func(t *testing.T) []string {
+			return []string{sourceMatch(t, "../workloads/bank.go", `intOption\(opts, "accounts", \d+, 1<<(\d+)\)`)}
+		}},
 		{"metrics.md", `--active-keys F \(default (\S+)\)`, is(option(t, "wordcount", "active-keys"))},
 		{"metrics.md", `--active-warmup W records of every partition \(default (\d+)\)`, is(option(t, "wordcount", "active-warmup"))},
 		{"metrics.md", `--active-period \(records of each partition, default ([\d,]+)\)`, func(t *testing.T) []string {
@@ -175,6 +178,43 @@ func TestCountedClaims(t *testing.T) {
 		{"snapshot.md", `N\(N-1\) = (\d+) for (\d+) fully connected processes`, func(t *testing.T) []string {
 			n, _ := strconv.Atoi(option(t, "bank-p2p", "processes"))
 			return []string{strconv.Itoa(n * (n - 1)), strconv.Itoa(n)}
+		}},
+
+		// The exit codes' numbers.
+		{"metrics.md", `\| (\d+) \| ok \|`, is(strconv.Itoa(harness.ExitOK))},
+		{"metrics.md", `\| (\d+) \| internal error`, is(strconv.Itoa(harness.ExitInternal))},
+		{"metrics.md", `\| (\d+) \| bad usage or input`, is(strconv.Itoa(harness.ExitUsage))},
+		{"metrics.md", `\| (\d+) \| a safety claim broken`, is(strconv.Itoa(harness.ExitSafety))},
+		{"metrics.md", `\| (\d+) \| not recovered within the run`, is(strconv.Itoa(harness.ExitLiveness))},
+		{"architecture.md", `say which: (\d+) a safety claim broken, (\d+) not recovered`, is(strconv.Itoa(harness.ExitSafety), strconv.Itoa(harness.ExitLiveness))},
+		{"sweeps.md", `\((\d+) a broken claim, (\d+) not recovered\)`, is(strconv.Itoa(harness.ExitSafety), strconv.Itoa(harness.ExitLiveness))},
+
+		// cluster.md: what scripts/slurm/test.sh submits.
+		{"cluster.md", `submits a (\d+)-task sweep \(barrier aligned and unaligned × checkpoint interval 1 s, 2 s × seeds ([\d-]+), (\d+) s of input, a crash\) and a (\d+)-task torture campaign \(barrier, (\d+) runs of (\d+) s\)`,
+			func(t *testing.T) []string {
+				g := func(re string) string { return sourceMatch(t, "../scripts/slurm/test.sh", re) }
+				tasks := g(`submit\.sh --tasks (\d+)`)
+				return []string{tasks, g(`sweep=\(sweep [^)]*--seeds ([\d-]+)`), g(`sweep=\(sweep [^)]*--duration (\d+)s`),
+					tasks, g(`campaign=\(torture [^)]*--runs (\d+)`), g(`campaign=\(torture [^)]*--duration (\d+)s`)}
+			}},
+		{"cluster.md", `A third campaign \((\d+) runs\)`, func(t *testing.T) []string {
+			return []string{sourceMatch(t, "../scripts/slurm/test.sh", `broken=\(torture [^)]*--runs (\d+)`)}
+		}},
+
+		// architecture.md: the commit pipe's queue and the send-buffer pool.
+		{"architecture.md", `\((\d+) a record, between (\d+) and (\d+) MB\)`, func(t *testing.T) []string {
+			mb := func(name string) string { return strconv.FormatInt(sourceConst(t, "harness", name).int()>>20, 10) }
+			return []string{strconv.FormatInt(sourceConst(t, "harness", "pipeEntriesPerRecord").int(), 10), mb("minPipeQueueBytes"), mb("maxPipeQueueBytes")}
+		}},
+		{"architecture.md", `the pool holds at most (\d+) MB, or (\d+) KB a channel`, func(t *testing.T) []string {
+			return []string{strconv.FormatInt(sourceConst(t, "engine/sim", "poolBytes").int()>>20, 10),
+				strconv.FormatInt(sourceConst(t, "engine/sim", "poolBytesPerChannel").int()>>10, 10)}
+		}},
+		{"lineage.md", `The (\d+) workers have (\d+) cores each, so lineage runs (\d+) single-core executors`,
+			is(strconv.Itoa(harness.DefaultWorkers), strconv.Itoa(cost.Cores), strconv.Itoa(harness.DefaultWorkers*cost.Cores))},
+		{"workloads.md", `instance 0 \(here views/0\) at (\d+)% of the run`, is(bareCrashPercent(t))},
+		{"torture.md", `--shrink K, default (\d+)`, func(t *testing.T) []string {
+			return []string{sourceMatch(t, "../cmd/bench/torture.go", `Name: "shrink", Value: (\d+)`)}
 		}},
 
 		// torture.md and reproductions.md: defaults they lean on.
@@ -580,6 +620,21 @@ func samerunConfigs(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// sourceMatch is the first group of re's first match in a file of the
+// repository (a script's flags, a flag's default in package main).
+func sourceMatch(t *testing.T, file, re string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(re).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s has no match for %q any more: read it anew", file, re)
+	}
+	return string(m[1])
 }
 
 // value is a Go constant's value.
