@@ -9,7 +9,11 @@
 #   scripts/simlive.sh "none" "barrier --variant aligned"
 #
 # A ROW is a --system with its flags (default: none, barrier aligned and
-# unaligned, stormack, lineage, snapshot cl). Hardware: one worker with
+# unaligned, stormack, lineage, snapshot cl). The live capacity search gets
+# the simulator's capacity.json as --sim-capacity, so its row "cap/core" is
+# capacity per core: the simulator's over every core it assumes, live over
+# the CPU its probe at capacity received (what the machine's other load
+# moves least). Hardware: one worker with
 # --cores = the machine's cores (nproc) and parallelism = cores, so every
 # system process shares those cores in both runtimes. What the live run also
 # spends on those cores and the simulator does not model is named, not
@@ -45,10 +49,19 @@ for row in "${rows[@]}"; do
   for rt in sim live; do
     extra=()
     [ "$rt" = live ] && extra=("${live[@]}")
+    # The live search is set beside the simulator's (live/sim per core-second
+    # the probes received, docs/capacity.md, "Live searches"); it refuses a
+    # simulator search that found no capacity, so only then.
+    capx=()
+    [ "$rt" = live ] && [ "${v[cap-sim]:-null}" != null ] && capx=(--sim-capacity "$out/$i-cap-sim/capacity.json")
     # shellcheck disable=SC2086 # $row holds several flags
-    "$bin" capacity --system $row "${hw[@]}" "${extra[@]}" --out "$out/$i-cap-$rt" >/dev/null 2>&1 || true
+    "$bin" capacity --system $row "${hw[@]}" "${extra[@]}" "${capx[@]}" --out "$out/$i-cap-$rt" >/dev/null 2>&1 || true
     cap=$(field "$out/$i-cap-$rt/capacity.json" "r['systems'][0]['capacity_rps'] if 'systems' in r else r['capacity_rps']")
     v[cap-$rt]=$cap
+    if [ "$rt" = live ] && [ ${#capx[@]} -gt 0 ]; then
+      v[core-sim]=$(field "$out/$i-cap-live/capacity.json" "round(r['sim']['capacity_per_core_s']) if r.get('sim') else None")
+      v[core-live]=$(field "$out/$i-cap-live/capacity.json" "round(r['capacity_per_core_s']) if r.get('capacity_per_core_s') else None")
+    fi
     if [ "$cap" = null ]; then continue; fi
     half=$(python3 -c "print(round($cap/2))")
     for fault in "" crash; do
@@ -64,9 +77,9 @@ for row in "${rows[@]}"; do
       fi
     done
   done
-  for m in cap p50 p99 rec; do
+  for m in cap core p50 p99 rec; do
     s=${v[$m-sim]:-null}; l=${v[$m-live]:-null}
-    printf '%-30s %-9s %12s %12s %7s\n' "$row" "$(case $m in cap) echo 'cap r/s';; p50) echo 'p50 ms';; p99) echo 'p99 ms';; rec) echo 'recov s';; esac)" "$s" "$l" "$(ratio "$s" "$l")"
+    printf '%-30s %-9s %12s %12s %7s\n' "$row" "$(case $m in cap) echo 'cap r/s';; core) echo 'cap/core';; p50) echo 'p50 ms';; p99) echo 'p99 ms';; rec) echo 'recov s';; esac)" "$s" "$l" "$(ratio "$s" "$l")"
   done
   unset v
 done

@@ -18,13 +18,11 @@ import (
 	"ftbench/systems"
 )
 
-// ManifestFormat identifies sweep.json.
-const ManifestFormat = "ftbench-sweep/1"
-
 // Manifest is sweep.json: what a results folder is a sweep of. Base is the
 // configuration every run starts from (System, Variant and Seed are
 // cleared); each run then sets its target, its point's parameters and its
-// seed.
+// seed. It is written in ManifestFormat, the base in run.json's keys and
+// units (manifest.go), and read in that format or ManifestFormatV1.
 type Manifest struct {
 	Format  string         `json:"format"`
 	Command string         `json:"command,omitempty"`

@@ -364,8 +364,8 @@ func ReadManifest(dir string) (m *Manifest, ok bool, err error) {
 		return nil, false, err
 	}
 	m = &Manifest{}
-	if err := json.Unmarshal(b, m); err != nil || m.Format != ManifestFormat {
-		return nil, true, fmt.Errorf("%s: not a %s file", path, ManifestFormat)
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, true, fmt.Errorf("%s: not a sweep manifest (this bench reads %s and the older %s): %v", path, ManifestFormat, ManifestFormatV1, err)
 	}
 	return m, true, nil
 }
