@@ -61,14 +61,43 @@ type KeyDiff struct {
 	Got, Want int64
 }
 
+// Finals is how a sink's final reader-visible values compare with the
+// oracle's, key by key. Wrong keys differ; of them, Stale ones are behind
+// the oracle (a lost update, or a zombie's late write of an older value over
+// a newer one) and Ahead ones beyond it (an update applied twice). Stale +
+// Ahead = Wrong.
+type Finals struct {
+	Wrong, Stale, Ahead int64
+}
+
+// CompareFinals is WrongKeys with the wrong keys split into stale and ahead.
+func CompareFinals(got, want map[uint64]int64) (Finals, []KeyDiff) {
+	var f Finals
+	wrong, examples := compareKeys(got, want, func(d KeyDiff) {
+		if d.Got < d.Want {
+			f.Stale++
+		} else {
+			f.Ahead++
+		}
+	})
+	f.Wrong = wrong
+	return f, examples
+}
+
 // WrongKeys compares the final visible sink state got with the oracle's
 // want. A key missing from one side counts as value 0 there, so a key the
 // oracle holds at 0 and the sink never wrote is not wrong. It returns the
 // number of wrong keys and up to MaxExamples of them, smallest keys first
 // (sorted, so the answer does not depend on map iteration order).
 func WrongKeys(got, want map[uint64]int64) (wrong int64, examples []KeyDiff) {
+	return compareKeys(got, want, func(KeyDiff) {})
+}
+
+// compareKeys is WrongKeys, calling each for every wrong key.
+func compareKeys(got, want map[uint64]int64, each func(KeyDiff)) (wrong int64, examples []KeyDiff) {
 	note := func(d KeyDiff) {
 		wrong++
+		each(d)
 		// Keep only the MaxExamples smallest keys, so memory stays bounded
 		// when every key is wrong.
 		if len(examples) == MaxExamples {

@@ -98,7 +98,7 @@ func TestCountedClaims(t *testing.T) {
 		{"../README.md", `--tolerable-failed-checkpoints \(default (\d+)`, is(flag(t, "barrier", "tolerable-failed-checkpoints"))},
 		{"../README.md", `becomes the crash of the worker hosting the first stateful operator's instance 0 at (\d+)% of the run`, is(bareCrashPercent(t))},
 		{"../README.md", `runs CI's (\w+) sweeps`, is(word(len(baselines(t))))},
-		{"../README.md", `stays under (\d+) lines`, is(strconv.Itoa(maxReadmeLines))},
+		{"../README.md", `stays at most (\d+) lines`, is(strconv.Itoa(maxReadmeLines))},
 		{"contributing.md", `runs the (\w+) sweeps`, is(word(len(baselines(t))))},
 		{"contributing.md", `results/baseline/ holds the regression sweeps' curves \(([^)]*)\)`, is(strings.Join(baselines(t), ", "))},
 		{"contributing.md", `runs both on (\d+) fixed configurations`, is(strconv.Itoa(len(samerunConfigs(t))))},

@@ -74,7 +74,7 @@ func ReaderView(r *Result) string {
 	if r.WrongKeys == 0 {
 		b.WriteString("; every final value right")
 	} else {
-		fmt.Fprintf(&b, "; %d keys ended with a wrong value", r.WrongKeys)
+		fmt.Fprintf(&b, "; %d keys ended with a wrong value (%d stale, %d ahead of the oracle)", r.WrongKeys, r.StaleFinalKeys, r.AheadFinalKeys)
 	}
 	held := "held"
 	if !r.ClaimHeld {

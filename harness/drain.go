@@ -96,11 +96,11 @@ func (r *runner) judgeDrain(res *Result, del *check.Result) {
 	res.Pending = p
 }
 
-// wrongKeys compares the visible sink state with the oracle's, leaving out
+// finals compares the visible sink state with the oracle's, leaving out
 // in an undrained run the keys that pending effects still write.
-func (r *runner) wrongKeys(undrained bool) (int64, []check.KeyDiff) {
+func (r *runner) finals(undrained bool) (check.Finals, []check.KeyDiff) {
 	if !undrained {
-		return check.WrongKeys(r.visible.Map(), r.final)
+		return check.CompareFinals(r.visible.Map(), r.final)
 	}
 	skip := r.pendingKeys()
 	got, want := map[uint64]int64{}, map[uint64]int64{}
@@ -114,7 +114,7 @@ func (r *runner) wrongKeys(undrained bool) (int64, []check.KeyDiff) {
 			want[k] = v
 		}
 	}
-	return check.WrongKeys(got, want)
+	return check.CompareFinals(got, want)
 }
 
 // undrainedProblem is the exit-4 reason of an undrained run ("" if it is

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 
 	"ftbench/check"
 )
@@ -21,11 +22,18 @@ const (
 	ExitLiveness = 4
 )
 
+// finals is the final-value half of the delivery check, as run.json keeps it.
+func (res *Result) finals() check.Finals {
+	return check.Finals{Wrong: res.WrongKeys, Stale: res.StaleFinalKeys, Ahead: res.AheadFinalKeys}
+}
+
 // exitCode adds the run's problems to res and returns its exit code.
 func (r *runner) exitCode(res *Result) int {
-	if !check.ClaimHeld(r.claim.Guarantee, res.Duplicates, res.Lost, res.WrongKeys) {
-		res.Problems = append(res.Problems, fmt.Sprintf("claimed %s but observed %s (duplicates=%d lost=%d wrong_keys=%d)",
-			res.ClaimedGuarantee, res.Verdict, res.Duplicates, res.Lost, res.WrongKeys))
+	if broken := r.claim.Broken(res.Duplicates, res.Lost, res.finals()); len(broken) > 0 {
+		// Name what broke: "claimed exactly-once but observed
+		// exactly-once" says nothing when only final values were wrong.
+		res.Problems = append(res.Problems, fmt.Sprintf("claimed %s, observed %s: %s (duplicates=%d lost=%d wrong_keys=%d)",
+			res.ClaimedGuarantee, res.Verdict, strings.Join(broken, ", "), res.Duplicates, res.Lost, res.WrongKeys))
 	}
 	if p := readerProblem(res); p != "" {
 		res.Problems = append(res.Problems, p)

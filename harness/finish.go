@@ -90,8 +90,8 @@ func (r *runner) judgeDelivery(res *Result) {
 	res.Duplicates, res.Lost, res.Unexpected = del.Duplicates, del.Lost, del.Unexpected
 	res.ExpectedEffects = del.Expected
 	res.CommittedEffects = r.delivery.Distinct()
-	wrong, examples := r.wrongKeys(res.Undrained())
-	res.WrongKeys = wrong
+	f, examples := r.finals(res.Undrained())
+	res.WrongKeys, res.StaleFinalKeys, res.AheadFinalKeys = f.Wrong, f.Stale, f.Ahead
 	for _, e := range examples {
 		res.WrongKeyExamples = append(res.WrongKeyExamples, KeyDiff{Key: e.Key, Got: e.Got, Want: e.Want})
 	}

@@ -193,7 +193,7 @@ func (r *runner) readerView(res *Result) {
 	res.ObservedReader = check.ReaderView(r.store.regressions == 0)
 	res.ReaderRegressions = r.store.regressions
 	res.FirstRegression = r.store.first
-	res.ClaimHeld = r.claim.Held(res.Duplicates, res.Lost, res.WrongKeys, r.store.regressions == 0)
+	res.ClaimHeld = r.claim.Held(res.Duplicates, res.Lost, res.finals(), r.store.regressions == 0)
 }
 
 // readerProblem is the safety problem of a monotonic claim whose sink took

@@ -55,12 +55,18 @@ type Result struct {
 	Duplicates       int64      `json:"duplicates"`
 	Lost             int64      `json:"lost"`
 	WrongKeys        int64      `json:"wrong_keys"`
-	WrongKeyExamples []KeyDiff  `json:"wrong_key_examples,omitempty"`
-	Unexpected       int64      `json:"unexpected_effects"`
-	ExpectedEffects  int64      `json:"expected_effects"`
-	CommittedEffects int64      `json:"committed_effects"`
-	AppendedRecords  int64      `json:"appended_records"`
-	Drained          bool       `json:"drained"`
+	// StaleFinalKeys and AheadFinalKeys split WrongKeys: final values
+	// behind the oracle's (an update a reader never sees) and beyond it (an
+	// update applied twice) (docs/metrics.md, "Duplicates, lost, wrong
+	// keys").
+	StaleFinalKeys   int64     `json:"stale_final_keys"`
+	AheadFinalKeys   int64     `json:"ahead_final_keys"`
+	WrongKeyExamples []KeyDiff `json:"wrong_key_examples,omitempty"`
+	Unexpected       int64     `json:"unexpected_effects"`
+	ExpectedEffects  int64     `json:"expected_effects"`
+	CommittedEffects int64     `json:"committed_effects"`
+	AppendedRecords  int64     `json:"appended_records"`
+	Drained          bool      `json:"drained"`
 	// Quiescent: nothing was going on when the run stopped (drain.go).
 	Quiescent bool `json:"quiescent"`
 	// PendingEffects are expected effects not committed when an undrained

@@ -21,6 +21,21 @@ func heldWord(r *harness.Result) string {
 	return "CLAIM BROKEN"
 }
 
+// finalsNote completes the verdict line with the final values when any is
+// wrong: what broke, or what the claim allows (a plain sink's stale values
+// after a zombie), so a broken claim never reads "claimed exactly-once,
+// observed exactly-once: CLAIM BROKEN" with nothing said.
+func finalsNote(r *harness.Result) string {
+	if r.WrongKeys == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("; final values: %d stale, %d ahead of the oracle", r.StaleFinalKeys, r.AheadFinalKeys)
+	if r.ClaimHeld && r.StaleFinalKeys > 0 {
+		note += " (the claim allows stale ones: a zombie sink's late writes, as Flink's non-transactional sinks)"
+	}
+	return note
+}
+
 // printObserver prints the observer's porcupine verdict, one line.
 func printObserver(w io.Writer, r *harness.Result) {
 	o := r.Observer

@@ -330,14 +330,18 @@ func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir 
 			}
 		}
 	}
-	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %d  (of %d expected effects)\n",
-		r.Duplicates, r.Lost, r.WrongKeys, r.ExpectedEffects)
+	wrong := fmt.Sprint(r.WrongKeys)
+	if r.WrongKeys > 0 {
+		wrong += fmt.Sprintf(" (%d stale, %d ahead)", r.StaleFinalKeys, r.AheadFinalKeys)
+	}
+	fmt.Fprintf(w, "delivery:    duplicates %d  lost %d  wrong keys %s  (of %d expected effects)\n",
+		r.Duplicates, r.Lost, wrong, r.ExpectedEffects)
 	if r.Undrained() {
 		// Pending effects are neither lost nor in the verdict: the run
 		// stopped while still busy (the problem line says where).
 		fmt.Fprintf(w, "undrained:   %d effects still pending, not counted as lost\n", r.PendingEffects)
 	}
-	fmt.Fprintf(w, "verdict:     %s, %s (claimed %s, %s): %s\n", r.Verdict, r.ObservedReader, r.ClaimedGuarantee, r.ClaimedReader, heldWord(r))
+	fmt.Fprintf(w, "verdict:     %s, %s (claimed %s, %s): %s%s\n", r.Verdict, r.ObservedReader, r.ClaimedGuarantee, r.ClaimedReader, heldWord(r), finalsNote(r))
 	printObserver(w, r)
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem:     %s\n", p)

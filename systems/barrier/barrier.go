@@ -78,8 +78,12 @@ func (system) Claim(_ string, opts systems.Options) systems.Claim {
 		// State is exactly-once, but effects made visible after the last
 		// completed checkpoint are made visible again after a rollback, and
 		// until they are, a reader sees the restored (smaller) values:
-		// at-least-once delivery, non-monotonic reads.
-		return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: false}
+		// at-least-once delivery, non-monotonic reads. And, as with Flink's
+		// non-transactional sinks, a zombie sink (declared failed,
+		// partitioned away, running on until it heals) can write an older
+		// count over the replacement's last one: final values may end
+		// stale (run.json's stale_final_keys), which the claim allows.
+		return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: false, MayEndStale: true}
 	}
 	// The 2PC sink makes a checkpoint's effects visible only once it
 	// completed, and a rollback never goes behind a completed checkpoint.
