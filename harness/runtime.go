@@ -57,7 +57,7 @@ func (r *runner) newRuntime() (engineRuntime, error) {
 	if r.cfg.runtime() == RuntimeSim {
 		s, err := sim.New(r.dep, sim.Config{
 			Seed: seed, Cost: r.cost, Workers: r.cfg.Workers, Slots: r.cfg.Slots,
-			SampleEvery: r.cfg.Bucket, Observer: r,
+			SampleEvery: r.cfg.Bucket, Observer: r, InputEnd: r.cfg.Duration,
 		})
 		if err != nil {
 			return nil, &InputError{err}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"ftbench/capacity"
+	"ftbench/workloads"
 )
 
 // CapacityFile is the capacity.json of bench capacity or bench compare
@@ -27,6 +28,10 @@ func capacityPlot(c *capacity.Comparison) ([]byte, *table, error) {
 		title += fmt.Sprintf(", p99 <= %g ms", *c.Systems[0].Criterion.LatencyBoundMS)
 	}
 	title += ")"
+	inputs, shared := capacityInputs(c)
+	if shared != "" {
+		title += " on " + shared
+	}
 	p := newBarPlot(title, "records/s")
 	data := &table{header: []string{"series", "workload", "capacity_rps", "overloaded_at_rps", "ratio_to_none", "probes", "probe_duration_s", "latency_bound_ms"}}
 	n := len(c.Systems)
@@ -39,6 +44,9 @@ func capacityPlot(c *capacity.Comparison) ([]byte, *table, error) {
 		series := r.System + "/" + r.Variant
 		ratio := c.Ratio(r)
 		names[i] = series
+		if shared == "" {
+			names[i] += "\n" + inputs[i]
+		}
 		labels[i] = "overloaded at every probe"
 		if r.CapacityRPS != nil {
 			vals[i] = *r.CapacityRPS
@@ -72,6 +80,7 @@ func capacityPlot(c *capacity.Comparison) ([]byte, *table, error) {
 	categoryLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*1.2
+	p.Y.Tick.Marker = countTicks{}
 	png, err := render([]*plot.Plot{p}, nil)
 	return png, data, err
 }
@@ -95,4 +104,51 @@ func capacityTable(b *bytes.Buffer, c *capacity.Comparison) {
 		fmt.Fprintf(b, "From `%s`.", c.Command)
 	}
 	fmt.Fprintf(b, "\n\n")
+}
+
+// capacityInputs names the input each system was probed on, its workload
+// and record size: a rate in records/s means little without the records.
+// shared is the one input of every system, for the title ("" when they
+// differ: each bar then names its own).
+func capacityInputs(c *capacity.Comparison) (inputs []string, shared string) {
+	for _, r := range c.Systems {
+		inputs = append(inputs, r.Workload+" ("+recordSizes(r.Workload, r.Config.WorkloadOpts)+")")
+	}
+	for _, in := range inputs {
+		if in != inputs[0] {
+			return inputs, ""
+		}
+	}
+	if len(inputs) > 0 {
+		shared = inputs[0]
+	}
+	return inputs, shared
+}
+
+// recordSamples is how many records of a workload's log recordSizes reads:
+// enough that the mean of sizes drawn per record is within a tenth of a
+// byte.
+const recordSamples = 1 << 16
+
+// recordSizes describes the size of a workload's input records in words:
+// "100 B records" when every record has one size (grep's --record-size,
+// bank's transfers), else their range and mean ("records of 9-45 B, mean
+// 27 B": wordcount's lines of 1-5 words). Sizes are a pure function of the
+// log, read from the first records of its first partition (seed 0: the
+// distribution of sizes does not depend on the seed); "record size
+// unknown" for a workload this build does not have.
+func recordSizes(workload string, opts map[string]string) string {
+	w, err := workloads.New(workload, 0, opts)
+	if err != nil {
+		return "record size unknown"
+	}
+	lo, hi, sum := int32(math.MaxInt32), int32(0), 0.0
+	for off := int64(0); off < recordSamples; off++ {
+		size := w.Record(0, off).Size
+		lo, hi, sum = min(lo, size), max(hi, size), sum+float64(size)
+	}
+	if lo == hi {
+		return fmt.Sprintf("%d B records", lo)
+	}
+	return fmt.Sprintf("records of %d–%d B, mean %.0f B", lo, hi, sum/recordSamples)
 }

@@ -120,6 +120,10 @@ func curvePlot(c *sweep.Curve, metric, title, unit string) ([]byte, *table, bool
 	ax.span(d.p, xp.Values)
 	d.p.Y.Tick.Marker = countTicks{}
 	d.p.Y.Min, d.p.Y.Max = 0, top
+	if d.hasMedian && len(d.nulls) == 0 {
+		// Every seed's value is at most the highest max drawn.
+		sayIfAllZero(d.p, []float64{d.ymax}, "every seed's "+strings.ToLower(title[:1])+title[1:]+" is 0")
+	}
 	png, err := render([]*plot.Plot{d.p}, d.legend)
 	return png, d.data, true, err
 }

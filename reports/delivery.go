@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,9 @@ var deliveryBars = []struct {
 // guarantee.
 func deliveryPlot(g *group) ([]byte, *table, error) {
 	title := "Delivery semantics"
-	if common := commonLabel(g.Runs); common != "" && len(g.Runs) > 1 {
+	if common := configLabel(g.Runs); common != "" && (len(g.Runs) > 1 || common != commonLabel(g.Runs)) {
+		// A single run's name is under its bars; the options it was
+		// given (a torture run's drawn ones) are not.
 		title += " of " + common
 	}
 	if f := g.Runs[0].Result.Faults; len(f) > 0 {
@@ -109,6 +112,7 @@ func deliveryPlot(g *group) ([]byte, *table, error) {
 	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(1, ymax)*1.15
 	p.Y.Tick.Marker = countTicks{}
+	sayIfAllZero(p, slices.Concat(vals...), "no duplicates, losses or wrong keys in any run")
 	png, err := render([]*plot.Plot{p}, legend)
 	return png, data, err
 }

@@ -188,6 +188,54 @@ func commonLabel(runs []*sweep.StoredRun) string {
 	return sys + "/" + variant
 }
 
+// configLabel is commonLabel with the system options every run of the
+// group was given alike, so that a title says what configuration its
+// runs share: "barrier/aligned (failover=full, sink=plain)". Those are the
+// options on the runs' bench run line (setOptions): drawn by a torture
+// campaign, swept, or typed. "" when the runs are of several systems.
+func configLabel(runs []*sweep.StoredRun) string {
+	common := commonLabel(runs)
+	if common == "" {
+		return ""
+	}
+	shared := setOptions(runs[0])
+	for _, r := range runs[1:] {
+		opts := setOptions(r)
+		for k, v := range shared {
+			if w, ok := opts[k]; !ok || w != v {
+				delete(shared, k)
+			}
+		}
+	}
+	if len(shared) == 0 {
+		return common
+	}
+	names := make([]string, 0, len(shared))
+	for k := range shared {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i, k := range names {
+		names[i] = k + "=" + shared[k]
+	}
+	return common + " (" + strings.Join(names, ", ") + ")"
+}
+
+// setOptions are the system options run r was given (drawn, swept or
+// typed), read off its replay line, with their values from run.json:
+// system_options holds every option, the defaults no one set included.
+func setOptions(r *sweep.StoredRun) map[string]string {
+	set := map[string]string{}
+	for _, word := range strings.Fields(r.Result.Replay) {
+		if name, ok := strings.CutPrefix(word, "--"); ok {
+			if v, ok := r.Result.Config.SystemOpts[name]; ok {
+				set[name] = v
+			}
+		}
+	}
+	return set
+}
+
 // lessOptions orders option sets by the first option (by name) whose
 // values differ, comparing values as durations or numbers when both are
 // (so 500ms comes before 1s, and 10 after 9), else as text.
@@ -323,7 +371,7 @@ func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
 	r := runs[0]
 	res, c := r.Result, r.Result.Config
 	title := ""
-	if common := commonLabel(runs); common != "" {
+	if common := configLabel(runs); common != "" {
 		title = common + ", "
 	}
 	title += fmt.Sprintf("%s, %.0f records/s, parallelism %d%s, seed %d", res.Workload, c.RateRPS, c.Parallelism, hardware(c), res.Seed)
@@ -355,19 +403,39 @@ func scenarioTitle(runs []*sweep.StoredRun, first *sweep.StoredRun) string {
 // each scenario setting (scenarioSettings) but the seed whose value is not
 // the same in every run, its name (sorted, in names) and, per run,
 // "name=value" (in labels). Both are empty when every run has one scenario.
-// A plot that puts runs of several scenarios on one line (alignment against
+// A plot that puts runs of several scenarios on one axis (alignment against
 // backpressure) labels its points with them, or two runs of one system at
 // different rates would read alike.
 func scenarioDiffs(runs []*sweep.StoredRun) (names []string, labels [][]string) {
 	all := make([]map[string]string, len(runs))
-	seen := map[string]bool{}
 	for i, r := range runs {
 		all[i] = scenarioSettings(r)
-		for k := range all[i] {
+	}
+	// Seeds are replicates: labelled alike, so that points on top of each
+	// other get one label.
+	names = varyingSettings(all)
+	labels = make([][]string, len(runs))
+	for i, s := range all {
+		for _, k := range names {
+			if v, ok := s[k]; ok && v != "" {
+				labels[i] = append(labels[i], k+"="+v)
+			}
+		}
+	}
+	return names, labels
+}
+
+// varyingSettings names, sorted, the settings but the seed whose value (or
+// presence) is not the same in every one of all.
+func varyingSettings(all []map[string]string) []string {
+	seen := map[string]bool{}
+	for _, s := range all {
+		for k := range s {
 			seen[k] = true
 		}
 	}
-	delete(seen, "seed") // replicates: labelled alike, so that points on top of each other get one label
+	delete(seen, "seed")
+	var names []string
 	for k := range seen {
 		v0, ok0 := all[0][k]
 		for _, s := range all[1:] {
@@ -378,13 +446,5 @@ func scenarioDiffs(runs []*sweep.StoredRun) (names []string, labels [][]string) 
 		}
 	}
 	sort.Strings(names)
-	labels = make([][]string, len(runs))
-	for i, s := range all {
-		for _, k := range names {
-			if v, ok := s[k]; ok && v != "" {
-				labels[i] = append(labels[i], k+"="+v)
-			}
-		}
-	}
-	return names, labels
+	return names
 }

@@ -296,27 +296,33 @@ func checkpointSizePlot(g *group) overheadResult {
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1)*labelHeadroom(upright)
 	p.Y.Tick.Marker = countTicks{}
+	var sizes []float64
+	for i := range names {
+		sizes = append(sizes, nanIf(!reported[0][i], state[i]), nanIf(!reported[1][i], channel[i]))
+	}
+	sayIfAllZero(p, sizes, "every checkpoint size reported is 0 bytes")
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
 	return res
 }
 
 // alignmentPlot: alignment time against backpressure, one series per
-// system/variant reporting alignment, one point per run. Backpressure is a
-// system_metrics key when a system reports one, else the run's mean source
-// lag while input is appended (records), the harness's own measure of
-// backlog.
-func alignmentPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
+// system/variant reporting alignment, one point per run, a line joining
+// only the runs of one configuration along the swept parameter
+// (configLines; swept names a sweep's parameters). Backpressure is the
+// simulator's measure (backpressureOf), else a system_metrics key, else the
+// run's mean source lag while input is appended (records).
+func alignmentPlot(runs []*sweep.StoredRun, labels []string, swept ...string) overheadResult {
 	return timingPlot(runs, labels, timingSpec{file: "alignment-vs-backpressure", title: "Alignment time vs backpressure",
-		what: "alignment time", column: "alignment", measures: []measure{{"", lookupAlignment}}})
+		what: "alignment time", column: "alignment", measures: []measure{{"", lookupAlignment}}, swept: swept})
 }
 
 // startDelayPlot: the checkpoint start delay (trigger to a task's first
 // barrier) against backpressure, its p50 and max per run, one pair of
 // series per system/variant reporting it.
-func startDelayPlot(runs []*sweep.StoredRun, labels []string) overheadResult {
+func startDelayPlot(runs []*sweep.StoredRun, labels []string, swept ...string) overheadResult {
 	return timingPlot(runs, labels, timingSpec{file: "start-delay-vs-backpressure", title: "Checkpoint start delay vs backpressure",
 		what: "checkpoint start delay", column: "start_delay",
-		measures: []measure{{"p50", lookupStartDelay("p50")}, {"max", lookupStartDelay("max")}}})
+		measures: []measure{{"p50", lookupStartDelay("p50")}, {"max", lookupStartDelay("max")}}, swept: swept})
 }
 
 // lookupStartDelay finds one statistic of checkpoint_start_delay_ms.
@@ -326,11 +332,13 @@ func lookupStartDelay(stat string) lookup {
 }
 
 // timingSpec is one time-vs-backpressure plot: the file, title, what the
-// y axis measures, the CSV column prefix, and the measures drawn (each a
-// series per system/variant, named by its suffix when there are several).
+// y axis measures, the CSV column prefix, the measures drawn (each a
+// series per system/variant, named by its suffix when there are several)
+// and the parameters of the sweep the runs come from (none: not a sweep).
 type timingSpec struct {
 	file, title, what, column string
 	measures                  []measure
+	swept                     []string
 }
 
 type measure struct {
@@ -338,19 +346,25 @@ type measure struct {
 	lookup lookup
 }
 
+// timingPt is one run's point on a timing plot.
+type timingPt struct {
+	x, y  float64
+	label string // the options that tell this run from the others
+	run   int    // index in the plot's runs
+}
+
 func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overheadResult {
 	res := overheadResult{file: spec.file, title: spec.title}
 	data := &table{header: []string{"series", "run", "backpressure", "backpressure_key", spec.column + "_ms", spec.column + "_key"}}
-	type pt struct {
-		x, y  float64
-		label string // the options that tell this run from the others
-	}
 	keys := differingOptions(runs)
 	scenarioKeys, scenarioLabels := scenarioDiffs(runs)
-	series := map[string][]pt{}
+	series := map[string][]timingPt{}
 	var order []string
-	xlabel, assumed := "", false
+	var bkeys []string
+	var bsrcs []bpSource
+	assumed := false
 	for i, r := range runs {
+		bx, bk, src := backpressureOf(r)
 		for _, m := range spec.measures {
 			av, ak, ok := m.lookup.find(r)
 			if !ok {
@@ -365,25 +379,18 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 			}
 			ms, known := toMillis(ak, av)
 			assumed = assumed || !known
-			bx, bk, bok := lookupBackpressure.find(r)
-			if !bok {
-				bx, bk = meanLag(r), "mean source lag (records)"
-			}
-			if xlabel == "" {
-				xlabel = bk
-			} else if xlabel != bk {
-				xlabel = "backpressure (mixed measures, see CSV)"
-			}
+			bkeys, bsrcs = append(bkeys, bk), append(bsrcs, src)
 			opts := slices.Clone(scenarioLabels[i])
 			for _, k := range keys {
 				if v, ok := r.Result.Config.SystemOpts[k]; ok {
 					opts = append(opts, k+"="+v)
 				}
 			}
-			series[name] = append(series[name], pt{bx, ms, strings.Join(opts, " ")})
+			series[name] = append(series[name], timingPt{bx, ms, strings.Join(opts, " "), i})
 			data.add(name, labels[i], bx, bk, ms, ak)
 		}
 	}
+	xlabel, xshort := backpressureAxis(bkeys, bsrcs)
 	if len(order) == 0 {
 		var looked []string
 		for _, m := range spec.measures {
@@ -405,7 +412,7 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		var vals []string
 		for _, name := range order {
 			for _, q := range series[name] {
-				vals = append(vals, fmt.Sprintf("%s %.3g ms at %s %.4g", name, q.y, xlabel, q.x))
+				vals = append(vals, fmt.Sprintf("%s %.3g ms at %s %.4g", name, q.y, xshort, q.x))
 			}
 		}
 		res.note = "every system/variant has a single run (or all its runs have the same backpressure), so there is no relation to draw; " +
@@ -429,24 +436,43 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		}
 	}
 	var legend []legendEntry
+	var pointLabels plotter.XYLabels
+	var along []string // the parameters lines follow
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), 0.0
 	for si, name := range order {
 		pts := series[name]
-		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		sort.SliceStable(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
 		xys := make(plotter.XYs, len(pts))
 		for i, q := range pts {
 			xys[i] = plotter.XY{X: q.x, Y: q.y}
 			xlo, xhi, yhi = math.Min(xlo, q.x), math.Max(xhi, q.x), math.Max(yhi, q.y)
 		}
 		line, glyph := seriesStyle(si)
-		l, sc, err := plotter.NewLinePoints(xys)
+		line.Width, glyph.Radius = overlapWidth(si, len(order)), overlapRadius(si, len(order))
+		sc, err := plotter.NewScatter(xys)
 		if err != nil {
 			res.note = err.Error()
 			return res
 		}
-		line.Width, glyph.Radius = overlapWidth(si, len(order)), overlapRadius(si, len(order))
-		l.LineStyle, sc.GlyphStyle = line, glyph
-		p.Add(l, sc)
+		sc.GlyphStyle = glyph
+		lines, param := timingLines(runs, pts, spec.swept)
+		for _, l := range lines {
+			pl, err := plotter.NewLine(l)
+			if err != nil {
+				res.note = err.Error()
+				return res
+			}
+			pl.LineStyle = line
+			p.Add(pl)
+		}
+		p.Add(sc)
+		thumb := markThumb{glyph: glyph}
+		if len(lines) > 0 {
+			thumb.line = line
+			if !slices.Contains(along, param) {
+				along = append(along, param)
+			}
+		}
 		// Each point says which run it is: the value of the option the
 		// runs differ in (named once, in the title), once per place.
 		labels := make([]string, len(pts))
@@ -455,15 +481,18 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		}
 		labels, _ = factorKeys(labels)
 		placed = labelHighest(xys, labels, placed, 0.02*xr)
-		if lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil && len(keys) > 0 {
-			for i := range lab.TextStyle {
-				lab.TextStyle[i].Font.Size = vg.Points(9)
-				lab.TextStyle[i].XAlign = draw.XCenter
+		for i, l := range labels {
+			if l != "" {
+				pointLabels.XYs = append(pointLabels.XYs, xys[i])
+				pointLabels.Labels = append(pointLabels.Labels, l)
 			}
-			lab.Offset = vg.Point{Y: vg.Points(9)}
-			p.Add(lab)
 		}
-		legend = append(legend, legendEntry{name, markThumb{line, glyph}})
+		legend = append(legend, legendEntry{name, thumb})
+	}
+	if len(along) > 0 {
+		p.Title.Text += "; a line joins the runs of one configuration along " + strings.Join(along, ", ")
+	} else {
+		p.Title.Text += "; no line: no two runs differ in one swept setting only"
 	}
 	pad := (xhi - xlo) * 0.1
 	if pad == 0 {
@@ -472,8 +501,94 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 	p.X.Min, p.X.Max = math.Max(0, xlo-pad), xhi+pad
 	p.X.Tick.Marker = countTicks{}
 	p.Y.Min, p.Y.Max = 0, math.Max(yhi, 1e-9)*1.15
+	var ys []float64
+	for _, pts := range series {
+		for _, q := range pts {
+			ys = append(ys, q.y)
+		}
+	}
+	sayIfAllZero(p, ys, "every run's "+spec.what+" is 0 ms")
+	// A label is about 7% of the axis wide and 3% high: closer ones
+	// would be drawn over each other.
+	pointLabels = stackLabels(pointLabels, 0.07*(p.X.Max-p.X.Min), 0.03*p.Y.Max)
+	if lab, err := plotter.NewLabels(pointLabels); err == nil && len(keys) > 0 {
+		for i := range lab.TextStyle {
+			lab.TextStyle[i].Font.Size = vg.Points(9)
+			lab.TextStyle[i].XAlign = draw.XCenter
+		}
+		lab.Offset = vg.Point{Y: vg.Points(9)}
+		p.Add(lab)
+	}
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data
 	return res
+}
+
+// stackLabels joins the labels of points that lie within dx and dy of
+// each other, which would be drawn over each other, into one label above
+// the highest of them, a line each (once), the highest point's first; the
+// rest stay where they are.
+func stackLabels(in plotter.XYLabels, dx, dy float64) plotter.XYLabels {
+	order := make([]int, len(in.Labels))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return in.XYs[order[a]].Y > in.XYs[order[b]].Y })
+	var out plotter.XYLabels
+	lowest := []float64{} // per label out: the lowest point it labels
+	for _, i := range order {
+		q := in.XYs[i]
+		joined := false
+		for k, at := range out.XYs {
+			if math.Abs(q.X-at.X) <= dx && lowest[k]-q.Y <= dy {
+				if !slices.Contains(strings.Split(out.Labels[k], "\n"), in.Labels[i]) {
+					out.Labels[k] += "\n" + in.Labels[i]
+				}
+				lowest[k] = q.Y
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			out.XYs = append(out.XYs, q)
+			out.Labels = append(out.Labels, in.Labels[i])
+			lowest = append(lowest, q.Y)
+		}
+	}
+	return out
+}
+
+// timingLines is the lines of one series of a timing plot: per
+// configuration of its runs (configLines), its points in the order of the
+// parameter the line follows, and that parameter.
+func timingLines(runs []*sweep.StoredRun, pts []timingPt, swept []string) ([]plotter.XYs, string) {
+	own := make([]*sweep.StoredRun, len(pts))
+	for i, q := range pts {
+		own[i] = runs[q.run]
+	}
+	param, line := configLines(own, swept)
+	vals := make([]string, len(own))
+	for i, r := range own {
+		vals[i] = runSettings(r)[param]
+	}
+	byLine := map[int][]int{}
+	n := 0
+	for i, l := range line {
+		if l >= 0 {
+			byLine[l] = append(byLine[l], i)
+			n = max(n, l+1)
+		}
+	}
+	var lines []plotter.XYs
+	for l := 0; l < n; l++ {
+		members := byLine[l]
+		sort.SliceStable(members, func(a, b int) bool { return lessValue(vals[members[a]], vals[members[b]]) })
+		xys := make(plotter.XYs, len(members))
+		for k, i := range members {
+			xys[k] = plotter.XY{X: pts[i].x, Y: pts[i].y}
+		}
+		lines = append(lines, xys)
+	}
+	return lines, param
 }
 
 // placedLabel is a point label already drawn: where, and what.
@@ -560,6 +675,7 @@ func acksPlot(g *group) overheadResult {
 		ymax = math.Max(ymax, v)
 	}
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 1e-9)*labelHeadroom(rotatedLabels(lab))
+	sayIfAllZero(p, vals, "no run sent an ack message")
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, nil), data
 	return res
 }

@@ -191,6 +191,41 @@ func newBarPlot(title, ylabel string) *plot.Plot {
 	return p
 }
 
+// sayIfAllZero writes, in the middle of a panel whose values are all 0,
+// that they are and what that means (meaning: "no duplicates ... in any
+// run"), and gives its y axis the range 0 to 1 at least: bars of height 0
+// or a line along the axis read as nothing drawn, and a range of 0 to 0
+// has no scale. Every plot whose values can all be 0 calls it with the
+// values it draws (NaN for one not reported: it does not count). It
+// reports whether they were all 0; with no value at all it does nothing.
+func sayIfAllZero(p *plot.Plot, values []float64, meaning string) bool {
+	n := 0
+	for _, v := range values {
+		if math.IsNaN(v) {
+			continue
+		}
+		if v != 0 {
+			return false
+		}
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	p.Y.Max = math.Max(p.Y.Max, 1)
+	p.Add(zeroNote("all values are 0 (" + meaning + ")"))
+	return true
+}
+
+// zeroNote is sayIfAllZero's note, drawn at the centre of the data area.
+type zeroNote string
+
+func (n zeroNote) Plot(c draw.Canvas, _ *plot.Plot) {
+	sty := text.Style{Color: color.Gray{Y: 60}, Font: font.From(plot.DefaultFont, vg.Points(16)), Handler: plot.DefaultTextHandler,
+		XAlign: draw.XCenter, YAlign: draw.YCenter}
+	c.FillText(sty, c.Center(), wrapText(string(n), sty, c.Size().X*0.8))
+}
+
 // legendEntry is one legend line.
 type legendEntry struct {
 	name  string

@@ -63,7 +63,7 @@ func Generate(dir string, opts Options) (*Report, error) {
 		}
 		s.groups = append(s.groups, sg)
 	}
-	if s.overhead, s.overheadNotes, err = writeRunOverheads(out, runs); err != nil {
+	if s.overhead, s.overheadNotes, err = writeRunOverheads(out, runs, sweptSettings(dir)); err != nil {
 		return nil, err
 	}
 	if s.curves, s.curveNotes, err = writeCurves(out, dir, in.curve); err != nil {
@@ -274,8 +274,9 @@ func writeGroup(out output, g *group) (*summaryGroup, error) {
 }
 
 // writeRunOverheads writes the overhead plots drawn over every run, not
-// per group: their x axis is the backpressure each run had.
-func writeRunOverheads(out output, runs []*sweep.StoredRun) ([]image, []string, error) {
+// per group: their x axis is the backpressure each run had. swept names
+// the parameters of the sweep the runs come from, if they do.
+func writeRunOverheads(out output, runs []*sweep.StoredRun, swept []string) ([]image, []string, error) {
 	if len(runs) == 0 {
 		return nil, nil, nil
 	}
@@ -283,7 +284,7 @@ func writeRunOverheads(out output, runs []*sweep.StoredRun) ([]image, []string, 
 	for i, r := range runs {
 		labels[i] = r.Name
 	}
-	return out.overheads(alignmentPlot(runs, labels), startDelayPlot(runs, labels))
+	return out.overheads(alignmentPlot(runs, labels, swept...), startDelayPlot(runs, labels, swept...))
 }
 
 // writeCurves writes a sweep's metrics against its swept parameter, or

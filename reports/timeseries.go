@@ -211,6 +211,7 @@ func throughputPlot(g *group) ([]byte, *table, error) {
 	}
 	top.Y.Max = math.Max(1, ymax) * headroom
 	bottom.Y.Max = math.Max(1, rmax) * headroom
+	sayIfAllZero(bottom, []float64{rmax}, "no run committed anything")
 	legend = addBandLegend(legend, g.Bands)
 	png, err := render([]*plot.Plot{top, bottom}, legend)
 	return png, data, err

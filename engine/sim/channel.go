@@ -184,6 +184,9 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	ch.nextSeq++
 	ch.outBuf.Bytes += wire
 	if !m.Ctrl && ch.credit.Charge(wire) {
+		if p.full == 0 {
+			p.bpSince = p.clock
+		}
 		p.full++
 	}
 	switch {
@@ -327,6 +330,7 @@ func (ch *channel) take() engine.Msg {
 func (p *proc) channelDrained(at engine.Time) {
 	p.full--
 	if p.full == 0 {
+		p.unblocked(at)
 		p.wake(at)
 	}
 }

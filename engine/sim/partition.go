@@ -147,7 +147,9 @@ func (s *Sim) partitionDetect(gen uint32) {
 // detach turns p, running on a worker cut off by a partition, into a zombie
 // and installs a fresh, down incarnation of the same process on worker to.
 func (s *Sim) detach(p *proc, to int) *proc {
-	np := &proc{id: p.id, spec: p.spec, sim: s, cost: p.cost, cpu: p.cpu, inc: p.inc + 1, worker: to}
+	// The slot's backpressure so far stays with the slot; what the zombie
+	// is backpressured from now on is its own, and not reported.
+	np := &proc{id: p.id, spec: p.spec, sim: s, cost: p.cost, cpu: p.cpu, inc: p.inc + 1, worker: to, bpTime: p.backpressured(s.now)}
 	s.procs[p.id] = np
 	p.zombie = true
 	p.zout = map[engine.ProcID]*channel{}

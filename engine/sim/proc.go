@@ -58,6 +58,9 @@ type proc struct {
 	// detached are channels from this process to a zombie: they died with
 	// neither end's restart, so they are reset when this process is killed.
 	detached []*channel
+	// bpSince is when full last became positive; bpTime the time it has
+	// been positive within the input, closed spans only (backpressure.go).
+	bpSince, bpTime engine.Time
 }
 
 type urgentItem struct {
@@ -117,6 +120,9 @@ func (p *proc) kill() {
 		p.sim.reset(ch)
 	}
 	p.detached = nil
+	if p.full > 0 {
+		p.unblocked(p.sim.now)
+	}
 	p.full = 0
 }
 

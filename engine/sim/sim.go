@@ -34,6 +34,10 @@ type Config struct {
 	// can host. 0: each worker has exactly the slots its initial placement
 	// uses, so no failed worker's process can be re-placed.
 	Slots int
+	// InputEnd is when the input stops being appended: the backpressure
+	// of every operator over [0, InputEnd) is counted at the first sample
+	// at or after it (backpressure.go). 0: not measured.
+	InputEnd engine.Time
 }
 
 // Sim is one simulated run of a deployment.
@@ -68,6 +72,8 @@ type Sim struct {
 	storeRules []storeRule
 
 	sampleEvery engine.Time
+	inputEnd    engine.Time // Config.InputEnd
+	bpReported  bool        // the backpressure has been counted
 	stopped     bool
 	processed   uint64
 
@@ -109,6 +115,7 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 		pauses:      make([]workerPause, max(cfg.Workers, 0)),
 		store:       map[string]stored{},
 		sampleEvery: cfg.SampleEvery,
+		inputEnd:    max(cfg.InputEnd, 0),
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -278,6 +285,9 @@ func (s *Sim) dispatch(e *event) {
 	case evRejoin:
 		s.rejoin(e.inc)
 	case evSample:
+		if s.inputEnd > 0 && !s.bpReported && e.at >= s.inputEnd {
+			s.reportBackpressure()
+		}
 		s.obs.Sample(e.at)
 		s.schedule(event{at: e.at + s.sampleEvery, kind: evSample})
 	}
