@@ -70,6 +70,10 @@ const (
 	// notice for a transaction a newer attempt had committed, and the
 	// fence stopped it.
 	PathZombieFenced = "zombie-commit-fenced"
+	// A checkpoint was still in progress --checkpoint-timeout after its
+	// trigger and expired (barrier): a failed checkpoint, which past the
+	// tolerable number fails the job over.
+	PathCheckpointExpired = "checkpoint-expired"
 )
 
 // Paths is the fixed list, in table order.
@@ -78,34 +82,16 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
 	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
-	PathPartitionDeclared, PathZombieFenced}
+	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
 func applicable(cfg harness.Config) map[string]bool {
-	sys, err := systems.Lookup(cfg.System)
-	if err != nil {
+	r, _, ok := resolve(cfg)
+	if !ok {
 		return nil
 	}
-	variant, err := systems.ResolveVariant(sys, cfg.Variant)
-	if err != nil {
-		return nil
-	}
-	opt := func(name string) string {
-		if v, ok := cfg.SystemOpts[name]; ok {
-			return v
-		}
-		for _, f := range sys.Flags() {
-			if f.Name == name {
-				return f.Default
-			}
-		}
-		return ""
-	}
-	p2p := false
-	if w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err == nil {
-		_, p2p = w.(workloads.PeerToPeer)
-	}
+	variant, p2p, opt := r.variant, r.p2p, r.opt
 	p := PropsOf(cfg.System, variant)
 	reorder := p.Reorder || (p2p && p.ReorderP2P)
 	a := map[string]bool{}
@@ -129,7 +115,7 @@ func applicable(cfg harness.Config) map[string]bool {
 	}
 	switch cfg.System {
 	case "barrier":
-		set(PathCheckpoint, PathCrashWrite, PathRestore, PathStoreFailed, PathCheckpointFailover)
+		set(PathCheckpoint, PathCrashWrite, PathRestore, PathStoreFailed, PathCheckpointFailover, PathCheckpointExpired)
 		if variant != "unaligned" {
 			set(PathCrashAlignment)
 		}
@@ -320,6 +306,10 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathSpeculative] = true
 		case "failover_on_checkpoint_failure":
 			hit[PathCheckpointFailover] = true
+		case "checkpoint_aborted":
+			if e.Note == "timeout" {
+				hit[PathCheckpointExpired] = true
+			}
 		case "sink_commit_fenced":
 			hit[PathZombieFenced] = true
 		case "task_replaced":
@@ -343,8 +333,9 @@ func noteInt(note, key string) int64 {
 }
 
 // runPaths is a run's entry in torture.json: every applicable path, true
-// if the run took it.
-func runPaths(cfg harness.Config, out *harness.Outcome) map[string]bool {
+// if the run took it, and its option rows (optionPaths). user is the
+// campaign's base configuration: the options the user set.
+func runPaths(user, cfg harness.Config, out *harness.Outcome) map[string]bool {
 	a := applicable(cfg)
 	if len(a) == 0 {
 		return nil
@@ -360,6 +351,118 @@ func runPaths(cfg harness.Config, out *harness.Outcome) map[string]bool {
 	for q := range a {
 		m[q] = hit[q]
 	}
+	faulted := false
+	for q, took := range m {
+		faulted = faulted || (took && !faultFree[q])
+	}
+	for q, took := range optionPaths(user, cfg, faulted) {
+		m[q] = took
+	}
+	return m
+}
+
+// faultFree are the paths a run takes without a fault being recovered
+// from: checkpoints complete in a failure-free run, and a master crash
+// alone counts for nothing (stormack's nimbus is not on the data path;
+// where the master runs the job, master-takeover follows it). A run that
+// took any other path exercised its options under a fault.
+var faultFree = map[string]bool{PathCheckpoint: true, PathMasterCrash: true}
+
+// resolve is run cfg's runKind (its resolved variant, whether its workload
+// is peer-to-peer, its options with the system's defaults) and the
+// system's declared options; false if cfg names no system or variant.
+func resolve(cfg harness.Config) (runKind, map[string]string, bool) {
+	sys, err := systems.Lookup(cfg.System)
+	if err != nil {
+		return runKind{}, nil, false
+	}
+	variant, err := systems.ResolveVariant(sys, cfg.Variant)
+	if err != nil {
+		return runKind{}, nil, false
+	}
+	p2p := false
+	if w, err := workloads.New(cfg.Workload, engine.ChildSeed(cfg.Seed, "workload"), cfg.WorkloadOpts); err == nil {
+		_, p2p = w.(workloads.PeerToPeer)
+	}
+	declared := map[string]string{}
+	for _, f := range sys.Flags() {
+		declared[f.Name] = f.Default
+	}
+	return kindOf(variant, p2p, cfg.SystemOpts, declared), declared, true
+}
+
+// optionRow names the coverage row of one value of a drawn option (or of
+// the variant, "variant").
+func optionRow(name, value string) string { return "--" + name + "=" + value }
+
+// optionRows lists every option row in table order: the variants, then
+// the options, system by system (sorted), each row once (barrier and
+// snapshot share --checkpoint-interval's).
+func optionRows() []string {
+	var names []string
+	for s := range choices {
+		names = append(names, s)
+	}
+	for s := range variantChoices {
+		if _, ok := choices[s]; !ok {
+			names = append(names, s)
+		}
+	}
+	slices.Sort(names)
+	var rows []string
+	add := func(name string, values []string) {
+		for _, v := range values {
+			if q := optionRow(name, v); !slices.Contains(rows, q) {
+				rows = append(rows, q)
+			}
+		}
+	}
+	for _, s := range names {
+		if vs := variantChoices[s]; vs != nil {
+			add("variant", vs(false))
+			add("variant", vs(true))
+		}
+	}
+	for _, s := range names {
+		for _, c := range choices[s] {
+			add(c.name, c.values)
+		}
+	}
+	return rows
+}
+
+// optionPaths returns run cfg's option rows: one per value its
+// configuration could have drawn (the choice applies to the run, and the
+// user did not set the option, or set it to that value), true if the run
+// ran with the value and faulted (it took a path a fault leads to). So a
+// value a campaign never drew, or drew only in runs without a fault,
+// shows as missed.
+func optionPaths(user, cfg harness.Config, faulted bool) map[string]bool {
+	r, declared, ok := resolve(cfg)
+	if !ok {
+		return nil
+	}
+	m := map[string]bool{}
+	row := func(name, value, fixed, ran string, isFixed bool) {
+		if isFixed && fixed != value {
+			return
+		}
+		m[optionRow(name, value)] = faulted && ran == value
+	}
+	if vs := variantChoices[cfg.System]; vs != nil {
+		for _, v := range vs(r.p2p) {
+			row("variant", v, user.Variant, r.variant, user.Variant != "")
+		}
+	}
+	for _, c := range choices[cfg.System] {
+		if _, ok := declared[c.name]; !ok || !c.when(r) {
+			continue
+		}
+		fixed, isFixed := user.SystemOpts[c.name]
+		for _, v := range c.values {
+			row(c.name, v, fixed, r.opt(c.name), isFixed)
+		}
+	}
 	return m
 }
 
@@ -374,10 +477,12 @@ type PathCoverage struct {
 	Status string `json:"status"`
 }
 
-// pathTable counts the runs' paths in the fixed order.
+// pathTable counts the runs' paths in the fixed order, then the option
+// rows (optionRows) that apply to some run: another system's options are
+// left out rather than listed n/a.
 func pathTable(runs []*Run) []PathCoverage {
 	var out []PathCoverage
-	for _, q := range Paths {
+	for i, q := range append(slices.Clone(Paths), optionRows()...) {
 		c := PathCoverage{Path: q}
 		for _, r := range runs {
 			if took, ok := r.Paths[q]; ok {
@@ -388,6 +493,8 @@ func pathTable(runs []*Run) []PathCoverage {
 			}
 		}
 		switch {
+		case c.Applicable == 0 && i >= len(Paths):
+			continue
 		case c.Applicable == 0:
 			c.Status = "n/a"
 		case c.Hit == 0:

@@ -167,9 +167,6 @@ func Merge(out string, shards []string) (*Report, error) {
 		dir := shards[k]
 		m.WallS = max(m.WallS, rep.WallS) // the shards ran side by side
 		m.Jobs += rep.Jobs
-		if m.Variant == "" {
-			m.Variant, m.Claim = rep.Variant, rep.Claim
-		}
 		for _, r := range rep.Runs {
 			if _, dup := byIndex[r.Index]; dup {
 				continue // the same run in two shards: the same result
@@ -208,7 +205,12 @@ func Merge(out string, shards []string) (*Report, error) {
 	if m.Runs == nil {
 		m.Runs = []*Run{}
 	}
+	// A shard saw only some of the campaign's drawn variants and claims
+	// (shards written before runs named their variant keep the first's).
 	m.Claim = campaignClaim(m.Runs)
+	if v := campaignVariant(m.Runs); v != "" {
+		m.Variant = v
+	}
 	// The campaign shrinks its ShrinkRuns lowest broken runs.
 	slices.SortStableFunc(shrunk, func(a, b *Shrunk) int { return a.Run - b.Run })
 	for _, s := range shrunk {

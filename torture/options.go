@@ -9,20 +9,33 @@ import (
 )
 
 // choice is one system option torture draws, unless the user set it: the
-// values are the configurations whose recovery paths a campaign must reach
-// (docs/torture.md, "Options and coverage"). when restricts it to variants
-// or workloads where the option means something.
+// values are the configurations whose protocol paths a campaign must reach
+// (docs/torture.md, "Options and coverage"); a value listed twice is drawn
+// twice as often. when restricts it to the runs where the option means
+// something; it may read only the options listed before it (drawOptions
+// applies them in order).
 type choice struct {
 	name   string
 	values []string
-	when   func(variant string, p2p bool) bool
+	when   func(r runKind) bool
 }
 
-func always(string, bool) bool { return true }
+// runKind is what a choice's when may look at: the run's variant, whether
+// its workload is peer-to-peer, and its options (the user's, those drawn so
+// far, else the system's defaults).
+type runKind struct {
+	variant string
+	p2p     bool
+	opt     func(name string) string
+}
+
+func always(runKind) bool { return true }
 
 // choices is keyed by system, in the order the options are drawn (the
 // order is part of the campaign: run i must stay a pure function of the
-// campaign seed and i). Why each:
+// campaign seed and i; new options go last so that the draws before them
+// stay as they were). Every option of every system is here or in notDrawn
+// (TestEveryOptionIsDrawnOrExcused). Why each:
 //   - barrier: checkpoints of 200 ms-1 s so that a few-second run has
 //     several, both sinks (plain claims at-least-once, 2pc exactly-once), and
 //     for aligned-timeout timeouts short enough to switch under the drawn
@@ -34,41 +47,131 @@ func always(string, bool) bool { return true }
 //     tolerable failed checkpoints 0 (Flink's default: a checkpoint failed
 //     by a store-down window fails the job over) or 3 (the job runs on its
 //     last completed checkpoint through the window).
+//     Retention 1 (Flink's default: every completed checkpoint deletes its
+//     predecessor, so recovery and the shared registry run with nothing
+//     to spare), 2, or 64 (nothing is deleted in a few-second run). The
+//     post-run snapshot audit checks the retained checkpoints, so with 1
+//     it checks the last one (the one a recovery would use) and counts the
+//     others as not retained; 64 keeps the audit of every checkpoint in a
+//     third of the runs. Incremental snapshots on and off: on, a retained
+//     checkpoint references its chain's older pieces and the registry must
+//     keep them while any retained checkpoint needs them, however few are
+//     retained; full-checkpoint-every 2 (a chain consolidated after one
+//     delta, so pieces are released every other checkpoint) or 10 (the
+//     default: long chains, a restore reads up to 10 pieces), incremental
+//     runs only. Checkpoint timeout 10 min (Flink's default: never in a
+//     short run) or 200 ms: a checkpoint takes about 11 ms unhindered and
+//     up to 700 ms behind a slow, throttle or store-slow window, so those
+//     expire, count as failed and, past the tolerable number, fail the
+//     job over (with 1 s, 2 runs in 40 saw an expiry).
 //   - lineage: batches of 250 ms-1 s and a checkpoint every 2-3 batches (the
 //     default, 10 one-second batches, never checkpoints in a short run, so no
-//     recovery ever used the cutoff), speculation on and off.
+//     recovery ever used the cutoff), speculation on and off; 3 shuffle
+//     partitions in a third of the runs, fewer than the executors (the
+//     default is 8 a worker): a lost state partition is then recomputed by
+//     one task, and some executors hold no state at all.
 //   - snapshot: checkpoints of 200 ms-1 s on dataflows, snapshots every
 //     100-500 ms on bank-p2p.
 //   - stormack: ack timeouts of 500 ms-2 s: short enough that a crash's lost
 //     trees time out and replay within the run; acking off (--ackers 0,
 //     at most once) in a third of the runs, so crashes also land between a
-//     spout's offset commit and the emission of its batch.
+//     spout's offset commit and the emission of its batch. With acking on,
+//     max-spout-pending 1000 (a spout whose window fills with the trees a
+//     crash left stuck stops emitting until they time out: 39 of seed 1's
+//     64 runs with 1000 filled it, and none of its 73 with the default
+//     5000, peak 4746) and offset commits every 200 ms or
+//     1 s (a restarted spout resumes further or less far back). With acking
+//     off, polls of 100 or 500 records (the batch a crash can cut between
+//     its commit and its emission; 100 still leaves a spout 20 000
+//     records/s at the store's 5 ms latency, above the drawn rates).
 var choices = map[string][]choice{
 	"barrier": {
 		{"checkpoint-interval", []string{"200ms", "500ms", "1s"}, always},
 		{"sink", []string{"2pc", "2pc", "plain"}, always},
-		{"max-concurrent-checkpoints", []string{"1", "2"}, func(v string, _ bool) bool { return v == "aligned" }},
-		{"aligned-checkpoint-timeout", []string{"20ms", "50ms", "100ms", "500ms"}, func(v string, _ bool) bool { return v == "aligned-timeout" }},
+		{"max-concurrent-checkpoints", []string{"1", "2"}, func(r runKind) bool { return r.variant == "aligned" }},
+		{"aligned-checkpoint-timeout", []string{"20ms", "50ms", "100ms", "500ms"}, func(r runKind) bool { return r.variant == "aligned-timeout" }},
 		{"failover", []string{"region", "full"}, always},
-		// Not drawn: keep every checkpoint so that the post-run check
-		// covers them all, as before retention became an option (last, so
-		// that the draws above are unchanged).
-		{"checkpoints-retained", []string{"64"}, always},
+		{"checkpoints-retained", []string{"1", "2", "64"}, always},
 		{"tolerable-failed-checkpoints", []string{"0", "3"}, always},
+		{"incremental", []string{"false", "true"}, always},
+		{"full-checkpoint-every", []string{"2", "10"}, func(r runKind) bool { return r.opt("incremental") == "true" }},
+		{"checkpoint-timeout", []string{"10m", "200ms"}, always},
 	},
 	"lineage": {
 		{"batch-interval", []string{"250ms", "500ms", "1s"}, always},
 		{"checkpoint-every", []string{"2", "3"}, always},
 		{"speculation", []string{"false", "true"}, always},
+		{"shuffle-partitions", []string{"0", "0", "3"}, always},
 	},
 	"snapshot": {
-		{"checkpoint-interval", []string{"200ms", "500ms", "1s"}, func(_ string, p2p bool) bool { return !p2p }},
-		{"snapshot-interval", []string{"100ms", "250ms", "500ms"}, func(_ string, p2p bool) bool { return p2p }},
+		{"checkpoint-interval", []string{"200ms", "500ms", "1s"}, func(r runKind) bool { return !r.p2p }},
+		{"snapshot-interval", []string{"100ms", "250ms", "500ms"}, func(r runKind) bool { return r.p2p && r.opt("snapshots") == "0" }},
 	},
 	"stormack": {
 		{"ack-timeout", []string{"500ms", "1s", "2s"}, always},
 		{"ackers", []string{"workers", "workers", "0"}, always},
+		{"max-spout-pending", []string{"5000", "1000"}, acking},
+		{"offset-commit-interval", []string{"200ms", "1s"}, acking},
+		{"max-poll-records", []string{"500", "100"}, func(r runKind) bool { return !acking(r) }},
 	},
+}
+
+// acking is stormack with acking on: max-spout-pending and the offset
+// commit interval apply only then, max-poll-records only with it off.
+func acking(r runKind) bool { return r.opt("ackers") != "0" }
+
+// notDrawn are the options torture leaves to the user, and why: none of
+// them changes a protocol path.
+var notDrawn = map[string]map[string]string{
+	"lineage": {"task-overhead": "a cost (executor CPU per task launch): no protocol step depends on it"},
+	"snapshot": {"snapshots": "bank-p2p: when the snapshots start, as snapshot-interval (drawn) does; " +
+		"refused on dataflows"},
+}
+
+// variantChoices are the variants torture draws per run, from their own
+// stream, when the user gave no --variant (a system not listed runs its
+// default): every variant that claims something and runs on the
+// workload. snapshot's naive variant claims nothing (it is the lecture's
+// counter-example) and, like lai-yang and mattern, runs on bank-p2p only.
+var variantChoices = map[string]func(p2p bool) []string{
+	"barrier": func(bool) []string { return []string{"aligned", "unaligned", "aligned-timeout", "sync"} },
+	"lineage": func(bool) []string { return []string{"parallel", "upstream"} },
+	"snapshot": func(p2p bool) []string {
+		if p2p {
+			return []string{"cl", "lai-yang", "mattern"}
+		}
+		return []string{"cl"}
+	},
+}
+
+// variantsNotDrawn are the variants never drawn, and why.
+var variantsNotDrawn = map[string]map[string]string{
+	"snapshot": {"naive": "claims nothing: the lecture's counter-example, run it with --variant naive"},
+}
+
+// drawVariant returns the variant of a run: the user's, else one drawn
+// from variantChoices (one draw from rng whether or not it is used).
+func drawVariant(rng *rand.Rand, system, user string, p2p bool) string {
+	vs := variantChoices[system]
+	if vs == nil {
+		return user
+	}
+	v := vs(p2p)[rng.IntN(len(vs(p2p)))]
+	if user != "" {
+		return user
+	}
+	return v
+}
+
+// kindOf is run cfg's runKind, reading its options with the system's
+// declared defaults.
+func kindOf(variant string, p2p bool, opts, declared map[string]string) runKind {
+	return runKind{variant: variant, p2p: p2p, opt: func(name string) string {
+		if v, ok := opts[name]; ok {
+			return v
+		}
+		return declared[name]
+	}}
 }
 
 // drawOptions sets, in opts, every option of choices[system] that applies
@@ -76,9 +179,10 @@ var choices = map[string][]choice{
 // one draw whether or not it is used, so fixing one option on the command
 // line does not change the others.
 func drawOptions(rng *rand.Rand, system, variant string, p2p bool, opts map[string]string, declared map[string]string) {
+	r := kindOf(variant, p2p, opts, declared)
 	for _, c := range choices[system] {
 		v := c.values[rng.IntN(len(c.values))]
-		if _, set := opts[c.name]; set || !c.when(variant, p2p) {
+		if _, set := opts[c.name]; set || !c.when(r) {
 			continue
 		}
 		if _, ok := declared[c.name]; ok {

@@ -125,11 +125,9 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	if err != nil {
 		return cfg, &harness.InputError{Err: err}
 	}
-	variant, err := systems.ResolveVariant(sys, cfg.Variant)
-	if err != nil {
+	if _, err := systems.ResolveVariant(sys, cfg.Variant); err != nil {
 		return cfg, &harness.InputError{Err: err}
 	}
-	p := PropsOf(cfg.System, variant)
 	declared := map[string]string{}
 	for _, f := range sys.Flags() {
 		declared[f.Name] = f.Default
@@ -142,6 +140,15 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	}
 	// Peer-to-peer workloads model a failure-free system: no crashes.
 	_, p2p := w.(workloads.PeerToPeer)
+	// The variant, unless the user gave one, comes from a stream of its
+	// own as well, and is written into the run's configuration so that
+	// its replay line names it.
+	cfg.Variant = drawVariant(engine.NewRand(engine.ChildSeed(seed, "torture/variant")), cfg.System, cfg.Variant, p2p)
+	variant, err := systems.ResolveVariant(sys, cfg.Variant)
+	if err != nil {
+		return cfg, &harness.InputError{Err: err}
+	}
+	p := PropsOf(cfg.System, variant)
 	// Options come from their own stream, so that drawing them leaves the
 	// schedule's draws as they were for the same parameters. Drawn options
 	// win over the props table's; the user's win over both.

@@ -103,6 +103,8 @@ type Run struct {
 	// Claim is the guarantee the run's configuration claims (drawn options
 	// such as barrier's sink change it).
 	Claim string `json:"claim,omitempty"`
+	// Variant is the variant the run ran, drawn unless the user gave one.
+	Variant string `json:"variant,omitempty"`
 	// Paths holds every protocol path the run's configuration can take,
 	// true if its events show it took it (coverage.go).
 	Paths map[string]bool `json:"paths,omitempty"`
@@ -228,11 +230,8 @@ func Campaign(opt Options) (*Report, error) {
 	rep.Runs = rep.Runs[:started]
 	for _, r := range rep.Runs {
 		rep.Counts[r.Class]++
-		if r.Result != nil && rep.Variant == "" {
-			rep.Variant = r.Result.Variant
-		}
 	}
-	rep.Claim = campaignClaim(rep.Runs)
+	rep.Claim, rep.Variant = campaignClaim(rep.Runs), campaignVariant(rep.Runs)
 	for _, r := range rep.Runs {
 		if r.Class == Broken && len(rep.Shrunk) < opt.Shrink {
 			s := shrink(r, opt)
@@ -309,8 +308,8 @@ func execute(opt Options, i int) *Run {
 	}
 	res := out.Result
 	r.Result = res
-	r.Claim = res.ClaimedGuarantee
-	r.Paths = runPaths(cfg, out)
+	r.Claim, r.Variant = res.ClaimedGuarantee, res.Variant
+	r.Paths = runPaths(opt.Base, cfg, out)
 	r.Class = classify(res)
 	r.Duplicates, r.Lost, r.WrongKeys = res.Duplicates, res.Lost, res.WrongKeys
 	if res.Observer != nil {
@@ -352,15 +351,24 @@ func classify(r *harness.Result) Class {
 // drawn options change it (barrier's plain sink claims at-least-once, its
 // 2pc sink exactly-once), the distinct claims in order, joined by " | ".
 // Each run is judged by its own claim.
-func campaignClaim(runs []*Run) string {
-	var claims []string
+func campaignClaim(runs []*Run) string { return distinct(runs, func(r *Run) string { return r.Claim }) }
+
+// campaignVariant names the variants of a campaign's runs: the user's, or,
+// when torture drew them, the distinct variants in order, joined by " | ".
+func campaignVariant(runs []*Run) string {
+	return distinct(runs, func(r *Run) string { return r.Variant })
+}
+
+// distinct joins the runs' distinct non-empty values of f, sorted, by " | ".
+func distinct(runs []*Run, f func(*Run) string) string {
+	var vs []string
 	for _, r := range runs {
-		if r.Claim != "" && !slices.Contains(claims, r.Claim) {
-			claims = append(claims, r.Claim)
+		if v := f(r); v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
 		}
 	}
-	slices.Sort(claims)
-	return strings.Join(claims, " | ")
+	slices.Sort(vs)
+	return strings.Join(vs, " | ")
 }
 
 // ExitCode is the campaign's exit code: 3 if any claim broke, else 1 if a
