@@ -140,7 +140,9 @@ func printTorture(w io.Writer, rep *torture.Report, out string) {
 	}
 	variant := rep.Variant
 	if sys, err := systems.Lookup(rep.System); err == nil {
-		variant, _ = systems.ResolveVariant(sys, variant) // as in the run folders' names
+		if v, err := systems.ResolveVariant(sys, variant); err == nil {
+			variant = v // as in the run folders' names; a drawn campaign's "a | b" stays
+		}
 	}
 	if variant == "" {
 		variant = "default"
