@@ -98,3 +98,43 @@ func TestWrongKeys(t *testing.T) {
 		})
 	}
 }
+
+// Each claim breaks on the properties it promises, and says which.
+func TestClaimBroken(t *testing.T) {
+	for _, tt := range []struct {
+		claim     Claim
+		dups, lst int64
+		f         Finals
+		want      []string
+	}{
+		{Claim{Guarantee: ExactlyOnce}, 0, 0, Finals{}, nil},
+		{Claim{Guarantee: ExactlyOnce}, 0, 0, Finals{Wrong: 3, Stale: 3}, []string{"3 keys with a wrong final value (3 stale, 0 ahead of the oracle)"}},
+		{Claim{Guarantee: ExactlyOnce}, 2, 1, Finals{}, []string{"2 effects duplicated", "1 effects lost"}},
+		{Claim{Guarantee: AtLeastOnce}, 5, 0, Finals{Wrong: 4, Ahead: 4}, nil},
+		{Claim{Guarantee: AtLeastOnce}, 5, 0, Finals{Wrong: 4, Stale: 1, Ahead: 3}, []string{"1 keys with a stale final value (behind the oracle: an update a reader never sees)"}},
+		{Claim{Guarantee: AtLeastOnce, MayEndStale: true}, 5, 0, Finals{Wrong: 4, Stale: 1, Ahead: 3}, nil},
+		{Claim{Guarantee: AtLeastOnce, MayEndStale: true}, 0, 7, Finals{}, []string{"7 effects lost"}},
+		{Claim{Guarantee: AtMostOnce}, 0, 9, Finals{Wrong: 2, Stale: 2}, nil},
+		{Claim{Guarantee: AtMostOnce}, 1, 0, Finals{}, []string{"1 effects duplicated"}},
+		{Claim{Guarantee: None}, 1, 1, Finals{Wrong: 1, Stale: 1}, nil},
+		{Claim{Guarantee: "exactly-twice"}, 0, 0, Finals{}, []string{`an unknown claim "exactly-twice"`}},
+	} {
+		got := tt.claim.Broken(tt.dups, tt.lst, tt.f)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%+v.Broken(%d, %d, %+v) = %q, want %q", tt.claim, tt.dups, tt.lst, tt.f, got, tt.want)
+		}
+		if held := tt.claim.Held(tt.dups, tt.lst, tt.f, true); held != (len(tt.want) == 0) {
+			t.Errorf("%+v.Held = %v, want %v", tt.claim, held, len(tt.want) == 0)
+		}
+	}
+}
+
+// CompareFinals splits the wrong keys by direction.
+func TestCompareFinals(t *testing.T) {
+	got := map[uint64]int64{1: 5, 2: 7, 3: 2, 4: 9}
+	want := map[uint64]int64{1: 5, 2: 6, 3: 4, 5: 1}
+	f, ex := CompareFinals(got, want)
+	if f != (Finals{Wrong: 4, Stale: 2, Ahead: 2}) || len(ex) != 4 {
+		t.Errorf("CompareFinals = %+v, %v; want 4 wrong: keys 3 and 5 stale, 2 and 4 ahead", f, ex)
+	}
+}
