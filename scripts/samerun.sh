@@ -9,6 +9,12 @@
 #   scripts/samerun.sh            # working tree against HEAD
 #   scripts/samerun.sh a8bb839    # working tree against a commit
 #   CONFIGS_FILE=my.txt scripts/samerun.sh   # one configuration a line
+#   NEW_KEYS=1 scripts/samerun.sh 4aa2b81     # keys the base lacks are left out
+#
+# With NEW_KEYS=1 (needs jq), run.json is compared key by key: every key of
+# the base's run.json must keep its value; keys only the working tree writes
+# (a new metric, a new counter) are left out. For a change that adds a
+# measurement and must move none of the old ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-HEAD}
@@ -44,6 +50,23 @@ configs=${configs:-$default_configs}
 
 strip_host() { sed '/^  "host": {/,$d' "$1"; }
 
+# base_keys_only NEW BASE: NEW's run.json less the keys (at any depth)
+# that BASE's lacks, and less the host block, sorted.
+base_keys_only() {
+  jq -S --slurpfile base "$2" '
+    def keep($b): if type == "object" and ($b|type) == "object"
+      then with_entries(select(.key as $k | $b | has($k)) | .key as $k | .value |= keep($b[$k]))
+      else . end;
+    keep($base[0]) | del(.host)' "$1"
+}
+same_json() {
+  if [ "${NEW_KEYS:-}" = 1 ]; then
+    diff <(jq -S 'del(.host)' "$1") <(base_keys_only "$2" "$1") >/dev/null
+  else
+    diff <(strip_host "$1") <(strip_host "$2") >/dev/null
+  fi
+}
+
 fail=0 n=0
 while IFS= read -r cfg; do
   [ -z "$cfg" ] && continue
@@ -63,7 +86,7 @@ while IFS= read -r cfg; do
   a=$(readlink -f "$work/out-base-$n/latest") b=$(readlink -f "$work/out-new-$n/latest")
   same=1
   cmp -s "$work/rc-base-$n" "$work/rc-new-$n" || same=0
-  if ! diff <(strip_host "$a/run.json") <(strip_host "$b/run.json") >/dev/null; then same=0; fi
+  if ! same_json "$a/run.json" "$b/run.json"; then same=0; fi
   for f in timeseries.csv events.jsonl; do
     cmp -s "$a/$f" "$b/$f" || same=0
   done
