@@ -88,12 +88,24 @@ func (nd *node) forward(ctx engine.Ctx, n int64, trigger engine.Time, priority b
 // load reads this task's snapshot of checkpoint n, charging the read, and
 // records the restore. An incremental snapshot's chain is read too, piece
 // by piece, and the snapshot returned holds the whole state (a copy: the
-// stored one is immutable). A completed checkpoint without a snapshot is a
-// bug.
+// stored one is immutable).
+//
+// It returns nil when the snapshot is gone because the deploy is
+// superseded: a newer checkpoint completed since and retention discarded
+// n. Only a stale deploy asks for it — one that waited in a partition's cut
+// and reaches the zombie of a task already re-placed, between the heal and
+// the zombie's cancellation — and, as a Flink task whose restore finds the
+// checkpoint's files deleted, the task fails its restore and does nothing
+// more (the JobManager ignores the failure of a superseded attempt). A
+// missing snapshot of the latest completed checkpoint is a bug.
 func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 	start := ctx.Now()
 	v, ok := nd.part.Load(ctx, n)
 	if !ok {
+		if meta, ok := ctx.Store().Get(checkpoint.MetaKey); ok && meta.(checkpoint.Meta).Completed > n {
+			ctx.Record(engine.Event{Kind: "restore_superseded", ID: n, Value: meta.(checkpoint.Meta).Completed})
+			return nil
+		}
 		panic(fmt.Sprintf("barrier: %s has no snapshot of completed checkpoint %d", nd.name, n))
 	}
 	snap := v.(*snapshot)
@@ -177,7 +189,11 @@ func (s *source) deploy(ctx engine.Ctx, m engine.Msg) {
 	n := s.part.OnDeploy(m)
 	s.reader.Next = 0
 	if n >= 0 {
-		s.reader.Next = s.load(ctx, n).Offset
+		snap := s.load(ctx, n)
+		if snap == nil {
+			return // a superseded deploy: the restore failed, the task stays idle
+		}
+		s.reader.Next = snap.Offset
 		ctx.Record(engine.Event{Kind: "source_rewind", ID: int64(s.reader.Part), Value: s.reader.Next})
 	}
 	ctx.After(0, pollTimer)

@@ -161,6 +161,9 @@ func (t *task) deploy(ctx engine.Ctx, m engine.Msg) {
 	n := t.part.OnDeploy(m)
 	if n >= 0 {
 		snap := t.load(ctx, n)
+		if snap == nil {
+			return // a superseded deploy: the restore failed, the task stays idle
+		}
 		if t.op != nil && t.op.State != nil {
 			t.op.Restore(snap.State)
 			if t.inc != nil {
