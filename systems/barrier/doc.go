@@ -99,7 +99,8 @@
 // The coordinator keeps the last N completed checkpoints (Flink's
 // state.checkpoints.num-retained, default 1) and deletes the snapshots of
 // older ones (through the shared registry). The consistency check below
-// covers the retained ones, so tests and torture campaigns keep 64.
+// covers the retained ones, so most tests keep 64; torture draws 1, 2 or
+// 64, so retention's deletions are tortured too.
 //
 // A barrier of an older checkpoint arriving after a newer one on the same
 // channel, or of a checkpoint the coordinator aborted, is ignored; a
