@@ -41,3 +41,14 @@ func TestCrashedNamesTheWorkersProcesses(t *testing.T) {
 		t.Errorf("second crash after the restart took down %v, want worker 1", c)
 	}
 }
+
+// A crash aimed at an operator instance is resolved by operator and index,
+// as faults.Apply resolves it, so it is named for systems whose processes
+// are not called after the operator (lineage's executors).
+func TestCrashedNamesLineageExecutors(t *testing.T) {
+	r := runCfg(t, short("lineage", "crash@2s:op=count/0"))
+	c := r.Recoveries[0].Crashed
+	if c == nil || len(c.Processes) == 0 || !strings.HasPrefix(c.Processes[0], "executor/") {
+		t.Fatalf("crash@2s:op=count/0 on lineage took down %+v, want its worker's executors", c)
+	}
+}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"math"
 
 	"ftbench/engine"
@@ -104,14 +103,28 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 func (r *runner) crashed(s faults.Spec) *Crashed {
 	worker := s.Worker
 	if s.Op != "" {
-		id, ok := r.dep.Lookup(fmt.Sprintf("%s/%d", s.Op, s.Index))
-		if !ok {
+		// Resolved as faults.Apply resolves it: by operator and index, not
+		// by process name (lineage's executors are not named "count/0").
+		worker = -2
+		for _, p := range r.dep.Procs {
+			if p.Op == s.Op && p.Index == s.Index {
+				worker = p.Worker
+				break
+			}
+		}
+		if worker == -2 {
 			return nil
 		}
-		worker = r.dep.Procs[id].Worker
+	}
+	if s.Master {
+		worker = engine.MasterNode
 	}
 	for _, e := range r.events {
-		if e.Kind != "worker_crash" || e.Time != s.At || int(e.ID) != worker {
+		// The first crash of that worker at or after the fault's time: the
+		// simulator records it at the instant, the live runtime a little
+		// later; overlapping crashes of one worker are refused
+		// (faults/overlap.go), so it is this fault's.
+		if e.Kind != "worker_crash" || e.Time < s.At || int(e.ID) != worker {
 			continue
 		}
 		c := &Crashed{Worker: worker, Processes: []string{}}

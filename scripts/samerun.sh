@@ -56,6 +56,8 @@ base_keys_only() {
   jq -S --slurpfile base "$2" '
     def keep($b): if type == "object" and ($b|type) == "object"
       then with_entries(select(.key as $k | $b | has($k)) | .key as $k | .value |= keep($b[$k]))
+      elif type == "array" and ($b|type) == "array" and length == ($b|length)
+      then [range(0; length) as $i | .[$i] | keep($b[$i])]
       else . end;
     keep($base[0]) | del(.host)' "$1"
 }
