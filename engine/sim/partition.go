@@ -302,30 +302,42 @@ func (s *Sim) rejoin(gen uint32) {
 		return
 	}
 	for _, w := range pt.declared {
-		for _, z := range append([]*proc(nil), s.zombies...) {
-			if z.worker == w {
-				s.killZombie(z)
-			}
-		}
-		for _, p := range s.procs {
-			if p.worker == w && p.up {
-				p.kill()
-			}
-		}
-		s.freeCores(w)
-		s.workerUp(w)
+		s.reregister(w)
 	}
 	pt.declared = nil
+}
+
+// reregister is a worker declared failed learning so from the master (at a
+// partition's heal, or after a declared pause, pause.go): its zombies and
+// the processes left on it are cancelled, and it comes back as after a
+// crash.
+func (s *Sim) reregister(w int) {
+	for _, z := range append([]*proc(nil), s.zombies...) {
+		if z.worker == w {
+			s.killZombie(z)
+		}
+	}
+	for _, p := range s.procs {
+		if p.worker == w && p.up {
+			p.kill()
+		}
+	}
+	s.freeCores(w)
+	s.workerUp(w)
 }
 
 // Zombies is the number of zombie processes now (for tests).
 func (s *Sim) Zombies() int { return len(s.zombies) }
 
-// unreachable reports whether q runs in place on a worker a partition cut
-// off and the master declared failed: a failover's Restart (a cancel from
-// the master) cannot reach it.
+// unreachable reports whether q runs in place on a worker the master
+// declared failed and no longer talks to — cut off by a partition, or
+// paused (pause.go) — so a failover's Restart (a cancel from the master)
+// cannot reach it.
 func (s *Sim) unreachable(q *proc) bool {
-	return s.part.on && q.worker >= 0 && s.part.far[q.worker] && s.workerDown[q.worker]
+	if q.worker < 0 {
+		return false
+	}
+	return s.part.on && s.part.far[q.worker] && s.workerDown[q.worker] || s.lost(q.worker)
 }
 
 // cutOff reports whether worker is on the far side of a partition now.

@@ -19,25 +19,35 @@ import (
 // Its heartbeats stop too: a pause that outlasts the cost model's
 // DetectDelay is declared a failure at pause start + DetectDelay, exactly as
 // a crash is. The coordinator gets KindFailure (FailedAt: the pause's
-// start, Back: false) and the runtime treats the worker as lost: the paused
-// incarnations are killed there and then (their channels reset like a
-// crash's), and nothing is deployed on the worker until it wakes. When it
-// wakes, the paused incarnations are zombies: without re-placement (tasks
-// redeployed elsewhere) the only fence modelled is the one every real system
-// has, that a worker the master declared lost must re-register, and its old
-// tasks are cancelled when it does (Flink's TaskManager, Spark's executor,
-// Storm's supervisor). So the killed incarnations never run again — their
-// Ctx calls are dropped — and the worker comes back as after a crash: fresh
-// incarnations start and the coordinator gets KindWorkerUp.
+// start, Back: false) and the runtime treats the worker as lost, but the
+// paused processes are not dead: nothing can stop a process the master no
+// longer talks to. As behind a partition (partition.go), the ones re-placed
+// on spare slots, and the ones a failover restarts, are detached as zombies
+// (frozen while the pause lasts), while their new incarnations run
+// elsewhere or wait for the worker; the others stay up in place, frozen.
+// When the worker wakes, all of them run on their stale view — they handle
+// what was queued for them (a commit notice sent before the declaration,
+// say), fire their timers, flush their buffers, write to the store — until
+// they learn they were replaced: the worker's first heartbeat after the
+// wake is answered "you were declared lost" one heartbeat round trip
+// (2 × NetLatency, as at a partition's heal) later. Then, as a TaskManager,
+// Spark executor or Storm supervisor re-registering does, its zombies and
+// the processes left on it are cancelled, and it comes back as after a
+// crash: fresh incarnations start and the coordinator gets KindWorkerUp.
+// That window is where the systems' fences are needed, as for a partition's
+// zombies, which the same machinery models (detach, killZombie, reregister).
 //
-// Invariant: while on, every up process on the worker is frozen and none has
-// a slice scheduled; a pause of a worker that is down or already paused is
-// ignored, and a crash ends a pause (the stopped processes die).
+// Invariant: while on, every up process on the worker (zombies included)
+// is frozen and none has a slice scheduled; between a declared pause's wake
+// and the heartbeat answer (learning) the worker stays down for the
+// master; a pause of a worker that is down or already paused is ignored,
+// and a crash ends an undeclared pause (the stopped processes die).
 type workerPause struct {
 	on       bool
 	gen      uint32 // tells this pause's resume and detection events from an earlier pause's
 	from     engine.Time
 	declared bool     // the failure detector declared the worker failed during the pause
+	learning bool     // declared and awake: its processes run until the heartbeat answer
 	deploy   []runReq // tasks re-deployed (ctx.Restart) onto the worker while paused: up and frozen, they run Init when it wakes
 }
 
@@ -75,7 +85,9 @@ func (s *Sim) pauseWorker(worker int, d engine.Time) {
 }
 
 // declare is the failure detector's verdict on a worker paused for
-// DetectDelay: lost, as if it had crashed when the pause began.
+// DetectDelay: lost, as if it had crashed when the pause began. Its
+// processes are re-placed, detached as zombies, or left in place frozen;
+// none is killed, since the master cannot stop them.
 func (s *Sim) declare(worker int, gen uint32) {
 	ps := &s.pauses[worker]
 	if !ps.on || ps.gen != gen {
@@ -88,33 +100,55 @@ func (s *Sim) declare(worker int, gen uint32) {
 	s.workerDown[worker] = true
 	var ids []engine.ProcID
 	for _, p := range s.procs {
-		if p.worker == worker && p.up {
-			if !p.initPending { // a task not started yet was not running there
-				ids = append(ids, p.id)
-			}
-			p.kill()
+		if p.worker != worker || !p.up {
+			continue
 		}
+		if p.initPending {
+			// A task deployed onto the stopped worker never ran there:
+			// it has no stale view to act on.
+			p.kill()
+			continue
+		}
+		ids = append(ids, p.id)
 	}
 	ps.deploy = nil
-	s.freeCores(worker)
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(worker), Value: int64(s.now - ps.from)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: ps.from})
 	s.replace(len(s.failures) - 1)
 	s.notify(engine.KindFailure, len(s.failures)-1, s.now)
 }
 
+// resume wakes a paused worker. For a declared pause the same event comes
+// back a heartbeat round trip later as the master's answer (learn).
 func (s *Sim) resume(worker int, gen uint32) {
 	ps := &s.pauses[worker]
-	if !ps.on || ps.gen != gen {
+	if ps.gen != gen {
+		return
+	}
+	if !ps.on {
+		if ps.learning {
+			s.learn(worker)
+		}
 		return
 	}
 	ps.on = false
 	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_resume", ID: int64(worker), Value: int64(s.now - ps.from)})
 	if ps.declared {
-		// The zombies learn they were declared lost and are gone; the
-		// worker re-registers as after a crash.
-		s.workerUp(worker)
-		return
+		// The stale processes run until the answer to the worker's first
+		// heartbeat after the wake tells it it was declared lost.
+		ps.learning = true
+		s.schedule(event{at: s.now + 2*s.cost.NetLatency, kind: evResume, proc: int32(worker), inc: gen})
+	}
+	for _, z := range s.zombies {
+		if z.worker == worker && z.frozen {
+			z.frozen = false
+			for _, ch := range z.zout {
+				if len(ch.out) > 0 {
+					s.flush(ch, s.now)
+				}
+			}
+			z.wake(s.now)
+		}
 	}
 	for _, p := range s.procs {
 		if p.worker != worker || !p.frozen || p.initPending {
@@ -137,11 +171,32 @@ func (s *Sim) resume(worker int, gen uint32) {
 	ps.deploy = nil
 }
 
+// learn is the master's answer to the heartbeat of a worker declared lost
+// during its pause: it re-registers, and what ran on its stale view is
+// cancelled. A worker cut off by a partition by then cannot hear the
+// answer: it learns when the cut heals, as the partition's far workers do.
+func (s *Sim) learn(worker int) {
+	s.pauses[worker].learning = false
+	if s.cutOff(worker) {
+		s.part.rejoin(worker)
+		return
+	}
+	s.reregister(worker)
+}
+
+// lost reports whether worker was declared failed during a pause and has
+// not yet learned so: the master no longer talks to it, so a failover's
+// cancel of a process there does not reach it (unreachable).
+func (s *Sim) lost(worker int) bool {
+	ps := &s.pauses[worker]
+	return ps.declared && (ps.on || ps.learning)
+}
+
 // endPause ends a worker's pause when it crashes: the stopped processes die
 // with it.
 func (s *Sim) endPause(worker int) {
 	ps := &s.pauses[worker]
-	ps.on, ps.declared, ps.deploy = false, false, nil
+	ps.on, ps.declared, ps.learning, ps.deploy = false, false, false, nil
 }
 
 // Paused reports whether worker is paused now.
