@@ -51,7 +51,8 @@ func (s *Sim) initSlots(n int) error {
 
 // replace re-places the processes of failure i's worker, if it is still
 // down, and records the moves in the failure. A process still running there
-// (cut off by a partition) is detached as a zombie (partition.go).
+// (cut off by a partition, or stopped by a pause the master declared lost)
+// is detached as a zombie (partition.go, pause.go).
 func (s *Sim) replace(i int) {
 	f := &s.failures[i]
 	w := f.Worker
