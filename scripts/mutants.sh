@@ -22,6 +22,7 @@ pinned=(
   "ftbench_mutant_no_replay|--system lineage --workload wordcount --seed 11260839177826854807 --duration 3.2s --parallelism 2 --workers 3 --rate 2400 --fault crash@3.018s:worker=1,restart=300ms --batch-interval 500ms --checkpoint-every 2 --speculation true --observe"
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p --seed 11260839177826854807 --duration 3s --parallelism 2 --workers 3 --rate 2400 --snapshot-interval 500ms --observe"
   "ftbench_mutant_unfenced_zombie|--system barrier --workload wordcount --seed 13346477929581671880 --duration 2.6s --parallelism 4 --workers 2 --slots 16 --rate 3900 --fault partition@509ms-2.6s:worker=0 --checkpoint-interval 500ms --checkpoints-retained 64 --failover full --max-concurrent-checkpoints 2 --sink 2pc --tolerable-failed-checkpoints 3 --observe"
+  "ftbench_mutant_epoch_first|--system barrier --workload wordcount --seed 11260839177826854807 --duration 1s --parallelism 2 --workers 3 --rate 2400 --fault crash@506ms:worker=0 --checkpoint-interval 500ms --sink 2pc --observe"
 )
 if [ "${1:-}" = "--pinned" ]; then
   tmp=$(mktemp -d)
@@ -66,6 +67,7 @@ mutants=(
   "ftbench_mutant_no_replay|--system lineage"
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p"
   "ftbench_mutant_unfenced_zombie|--system barrier --sink 2pc"
+  "ftbench_mutant_epoch_first|--system barrier --sink 2pc"
 )
 status=0
 printf '%-46s %-8s %-8s %s\n' mutant caught-by faults shrunk-replay

@@ -123,6 +123,11 @@ func acking(r runKind) bool { return r.opt("ackers") != "0" }
 // notDrawn are the options torture leaves to the user, and why: none of
 // them changes a protocol path.
 var notDrawn = map[string]map[string]string{
+	"barrier": {
+		"txn-timeout": "a transaction timeout shorter than an outage loses pre-committed data by design (Flink's documented pitfall, " +
+			"systems/barrier TestBrokerTxnTimeoutLosesData): drawn, the loss would be the configuration's, not a bug",
+		"broker-txn-timeout": "as txn-timeout: the broker's cap on it (Kafka's transaction.max.timeout.ms)",
+	},
 	"lineage": {"task-overhead": "a cost (executor CPU per task launch): no protocol step depends on it"},
 	"snapshot": {"snapshots": "bank-p2p: when the snapshots start, as snapshot-interval (drawn) does; " +
 		"refused on dataflows"},

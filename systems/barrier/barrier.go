@@ -49,6 +49,15 @@ const (
 // checkpoints at the default interval, at the memory of 64 snapshots.
 const DefaultRetained = "1"
 
+// DefaultTxnTimeout is the transaction timeout Flink's Kafka sink gives its
+// producers (transaction.timeout.ms); DefaultBrokerTxnTimeout is Kafka's
+// transaction.max.timeout.ms. The broker times a transaction out after the
+// smaller: with the defaults, 15 minutes.
+const (
+	DefaultTxnTimeout       = "1h"
+	DefaultBrokerTxnTimeout = "15m"
+)
+
 // DefaultCheckpointTimeout is Flink's execution.checkpointing.timeout.
 const DefaultCheckpointTimeout = "10m"
 
@@ -69,6 +78,8 @@ func (system) Flags() []systems.Flag {
 		{Name: "full-checkpoint-every", Default: "10", Usage: "incremental: a chain of this many snapshots is consolidated by writing the next one in full"},
 		{Name: "checkpoint-timeout", Default: DefaultCheckpointTimeout, Usage: "a checkpoint not complete this long after its trigger expires (Flink's execution.checkpointing.timeout)"},
 		{Name: "tolerable-failed-checkpoints", Default: "0", Usage: "checkpoints that may fail in a row (declined after a failed store write, expired) before the job fails over from the last completed one (Flink's execution.checkpointing.tolerable-failed-checkpoints)"},
+		{Name: "txn-timeout", Default: DefaultTxnTimeout, Usage: "2pc sink: the producer's transaction timeout (Kafka's transaction.timeout.ms; Flink's Kafka sink sets 1h)"},
+		{Name: "broker-txn-timeout", Default: DefaultBrokerTxnTimeout, Usage: "2pc sink: the broker's cap on transaction timeouts (Kafka's transaction.max.timeout.ms, 15m); a transaction open longer than the smaller of the two is aborted by the broker, and a commit that reaches it after loses its effects (Flink's documented pitfall)"},
 		{Name: "failover", Default: FailoverRegion, Usage: "barrier: on a failure restart the pipelined region of the failed tasks (region, Flink's default) or every task (full)"},
 	}
 }
@@ -113,6 +124,7 @@ type params struct {
 	nprocs       int
 	incremental  bool
 	fullEvery    int
+	txnTimeout   engine.Time // the broker aborts a transaction open longer
 }
 
 type options struct {
@@ -127,6 +139,7 @@ type options struct {
 	region        bool // restart only the failed pipelined regions
 	timeout       engine.Time
 	tolerable     int
+	txnTimeout    engine.Time // min(--txn-timeout, --broker-txn-timeout)
 }
 
 func parseOptions(variant string, o systems.Options) (options, error) {
@@ -181,6 +194,15 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.region, err = either(o, "failover", FailoverRegion, FailoverFull); err != nil {
 		return opt, err
 	}
+	producer, err := o.Duration("txn-timeout")
+	if err != nil {
+		return opt, err
+	}
+	broker, err := o.Duration("broker-txn-timeout")
+	if err != nil {
+		return opt, err
+	}
+	opt.txnTimeout = min(producer, broker)
 	return opt, nil
 }
 
@@ -209,7 +231,7 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 		return nil, nil, err
 	}
 	par := &params{mode: opt.mode, twoPC: opt.twoPC, alignTimeout: opt.alignTimeout,
-		incremental: opt.incremental, fullEvery: opt.fullEvery}
+		incremental: opt.incremental, fullEvery: opt.fullEvery, txnTimeout: opt.txnTimeout}
 	dep := &engine.Deployment{}
 	g := stream.Build(dep, job.Workload.Plan(), job.Parallelism, job.Workers,
 		func(g *stream.Graph, i int) engine.Process {
@@ -345,6 +367,18 @@ func txnToken(n int64) int64  { return n<<1 | 1 }
 // txnKey is where a 2PC sink keeps a pre-committed transaction: the
 // external system's pending transaction, removed when it commits.
 func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("barrier/txn/%d/%d", sink, n) }
+
+// epochKey is the broker's producer epoch e of a 2PC sink's transactional
+// id: present once an attempt of the sink called initTransactions with it.
+// The highest present is the broker's current epoch.
+func epochKey(sink engine.ProcID, e int64) string {
+	return fmt.Sprintf("barrier/epoch/%d/%d", sink, e)
+}
+
+// epochToken is the token of an epoch write: it belongs to no checkpoint
+// (token>>1 is -1), and a failed one is not written again (the attempt
+// keeps its epoch; the record check still fences what it committed).
+const epochToken int64 = -2
 
 // workloadStage is a convenience for constructors.
 func workloadStage(g *stream.Graph, s int) *workloads.Stage { return &g.Plan.Stages[s] }

@@ -123,6 +123,30 @@
 // charged to the checkpoint store. Effects become visible about one
 // interval after they are produced: that is 2PC's latency cost.
 //
+// Fencing and order are Kafka's (KIP-98) as Flink's Kafka sink meets them.
+// Each sink subtask has one transactional id, whose producer epoch the
+// broker keeps (epochKey: the highest present); a transaction records the
+// epoch it was opened with, and a commit of an older epoch than the
+// broker's is refused (ProducerFencedException), as is one whose record a
+// newer attempt committed and deleted: a zombie's late commit does
+// nothing (sink_commit_fenced, noted epoch or committed). A restored sink
+// first re-commits the restored checkpoint's pending transactions with
+// their stored epoch (recoverAndCommit, resumeTransaction), then bumps the
+// epoch (initTransactions), fencing every older attempt; the other way
+// round fences its own re-commits (ftbench_mutant_epoch_first). The first
+// attempt's epoch is 0 and is not written: nothing older exists to fence.
+//
+// The broker aborts a transaction open (since its first effect) longer than
+// the smaller of --txn-timeout (transaction.timeout.ms, 1 h in Flink's
+// sink) and --broker-txn-timeout (transaction.max.timeout.ms, 15 min in
+// Kafka). A commit or re-commit that finds it aborted loses its effects
+// (sink_txn_timed_out, barrier_sink_txns_timed_out), as Flink's sink logs
+// and carries on: an outage between a checkpoint's pre-commit and its
+// commit (a tolerated store-down, a master outage just after a checkpoint
+// completed) longer than the timeout breaks exactly-once, Flink's
+// documented pitfall, and the run says so (exit 3). With the defaults a
+// simulated outage never gets near it.
+//
 // plain: effects are committed on arrival. State stays exactly-once (the
 // final values are right), but effects committed after the last completed
 // checkpoint are committed again after a rollback: at-least-once output,

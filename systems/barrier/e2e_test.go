@@ -350,8 +350,9 @@ func TestSlotsBelowPlacementRefused(t *testing.T) {
 // checkpoint 3's metadata is being written (the store is slowed to 50 ms a
 // write to widen that moment), so its commit notice to sink/0 is caught in
 // the cut and reaches the zombie after the heal — after the new sink/0 restored
-// checkpoint 3 and committed its transaction. The fence (the transaction must
-// still be pending) stops the zombie's commit; the run stays exactly-once.
+// checkpoint 3, committed its transaction and bumped the producer epoch. The
+// fence (the broker refuses the zombie's older epoch) stops the zombie's
+// commit; the run stays exactly-once.
 // Without spare slots the failover's cancel cannot reach the far tasks:
 // they run on as zombies, and their new attempts wait for the worker to
 // rejoin. Past the connection timeout the zombies' connections reset and
@@ -386,6 +387,13 @@ func TestPartitionZombieSinkFenced(t *testing.T) {
 			}
 			if fenced := r.Counters["barrier_sink_fenced_commits"]; (fenced > 0) != tc.fenced {
 				t.Errorf("fenced commits %d, want some: %v", fenced, tc.fenced)
+			}
+			for _, e := range events(out, "sink_commit_fenced") {
+				// The new sink/0 bumped the producer epoch when it
+				// restored: the broker refuses the zombie's older one.
+				if e.Note != "epoch" {
+					t.Errorf("commit of transaction %d fenced by %q, want by the epoch", e.ID, e.Note)
+				}
 			}
 			// Re-placed or restarted by the failover, the far tasks run on:
 			// the four of worker 0.

@@ -66,6 +66,7 @@ func (c *fakeCtx) Restart(engine.ProcID)          {}
 func (c *fakeCtx) Cost() *engine.CostModel        { return &c.cost }
 func (c *fakeCtx) Get(key string) (any, bool)     { v, ok := c.store[key]; return v, ok }
 func (c *fakeCtx) Delete(key string)              { delete(c.store, key) }
+func (c *fakeCtx) Has(key string) bool            { _, ok := c.store[key]; return ok }
 func (c *fakeCtx) InputQueued(from engine.ProcID) (int, int) {
 	n := 0
 	for _, m := range c.queues[from] {

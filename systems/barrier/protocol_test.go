@@ -105,7 +105,7 @@ func TestSinkRecoveryCommitsOnce(t *testing.T) {
 	c := func(off int64) engine.Commit { return engine.Commit{ID: engine.EffectID{Off: off}} }
 	// Transaction 4 committed before the failure (its key is gone), 5 did
 	// not (its completion notice died with the sink).
-	ctx.store[txnKey(sinkID, 5)] = txnEffects{{c(50)}, {c(51)}}
+	ctx.store[txnKey(sinkID, 5)] = txnRecord{Effects: txnEffects{{c(50)}, {c(51)}}}
 	ctx.store[checkpoint.Key(5, sinkID)] = &snapshot{Pending: []int64{4, 5}}
 	task.Handle(ctx, par.coord, deployMsg(5))
 	if len(ctx.commits) != 2 || ctx.commits[0].ID.Off != 50 {

@@ -40,7 +40,7 @@ func newTask(par *params, g *stream.Graph, s, i int) *task {
 	t.outputs = g.Outputs(s, i)
 	switch {
 	case t.stage.Sink:
-		t.sink = &sink{twoPC: par.twoPC, stage: t.stage}
+		t.sink = &sink{twoPC: par.twoPC, stage: t.stage, timeout: par.txnTimeout}
 	default:
 		t.op = stream.NewOperator(t.stage, t.emit)
 		if par.incremental && t.op.State != nil {
