@@ -43,6 +43,12 @@ func TestPauseZombieSinkFenced(t *testing.T) {
 		switch e.Kind {
 		case "sink_commit_fenced":
 			fencedAt = append(fencedAt, e.Time)
+			// Fenced by the producer epoch the replacement bumped, as
+			// Kafka fences a zombie producer (not only by a missing
+			// transaction record).
+			if e.Note != "epoch" {
+				t.Errorf("zombie commit fenced with note %q, want the producer epoch", e.Note)
+			}
 		case "zombie_cancelled":
 			cancelledAt = append(cancelledAt, e.Time)
 		}
