@@ -81,7 +81,7 @@ func (c Claim) Broken(dups, lost int64, f Finals) []string {
 		dup()
 		loss()
 		if f.Wrong > 0 {
-			out = append(out, fmt.Sprintf("%d keys with a wrong final value (%d stale, %d ahead of the oracle)", f.Wrong, f.Stale, f.Ahead))
+			out = append(out, fmt.Sprintf("%d keys with a wrong final value (%s)", f.Wrong, f))
 		}
 	case AtLeastOnce:
 		loss()

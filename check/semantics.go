@@ -2,6 +2,7 @@ package check
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -33,26 +34,14 @@ func Verdict(dups, lost int64) Guarantee {
 	}
 }
 
-// ClaimHeld reports whether a run is consistent with what the system
-// claims. Exactly-once also requires the final state to match the oracle
-// (wrongKeys == 0), since effects can be delivered once each and still be
-// applied to the wrong state; at-least-once tolerates duplicates (and the
-// wrong keys they cause) but no loss; at-most-once tolerates loss but no
-// duplicate; none always holds. An unknown claim never holds, so a typo in
-// a system's declaration cannot pass silently.
+// ClaimHeld reports whether a run is consistent with a claimed guarantee,
+// with wrongKeys final values wrong but none of them known to be stale:
+// Claim.Broken's rule (exactly-once needs no duplicate, loss or wrong key;
+// at-least-once no loss; at-most-once no duplicate; none always holds; an
+// unknown claim never holds, so a typo in a system's declaration cannot pass
+// silently).
 func ClaimHeld(claim Guarantee, dups, lost, wrongKeys int64) bool {
-	switch claim {
-	case ExactlyOnce:
-		return dups == 0 && lost == 0 && wrongKeys == 0
-	case AtLeastOnce:
-		return lost == 0
-	case AtMostOnce:
-		return dups == 0
-	case None:
-		return true
-	default:
-		return false
-	}
+	return len(Claim{Guarantee: claim}.Broken(dups, lost, Finals{Wrong: wrongKeys})) == 0
 }
 
 // KeyDiff is one key whose final visible value differs from the oracle's.
@@ -70,18 +59,10 @@ type Finals struct {
 	Wrong, Stale, Ahead int64
 }
 
-// CompareFinals is WrongKeys with the wrong keys split into stale and ahead.
-func CompareFinals(got, want map[uint64]int64) (Finals, []KeyDiff) {
-	var f Finals
-	wrong, examples := compareKeys(got, want, func(d KeyDiff) {
-		if d.Got < d.Want {
-			f.Stale++
-		} else {
-			f.Ahead++
-		}
-	})
-	f.Wrong = wrong
-	return f, examples
+// String is the split as every line that prints it says it: "3 stale, 0
+// ahead of the oracle".
+func (f Finals) String() string {
+	return fmt.Sprintf("%d stale, %d ahead of the oracle", f.Stale, f.Ahead)
 }
 
 // WrongKeys compares the final visible sink state got with the oracle's
@@ -90,14 +71,19 @@ func CompareFinals(got, want map[uint64]int64) (Finals, []KeyDiff) {
 // number of wrong keys and up to MaxExamples of them, smallest keys first
 // (sorted, so the answer does not depend on map iteration order).
 func WrongKeys(got, want map[uint64]int64) (wrong int64, examples []KeyDiff) {
-	return compareKeys(got, want, func(KeyDiff) {})
+	f, examples := CompareFinals(got, want)
+	return f.Wrong, examples
 }
 
-// compareKeys is WrongKeys, calling each for every wrong key.
-func compareKeys(got, want map[uint64]int64, each func(KeyDiff)) (wrong int64, examples []KeyDiff) {
+// CompareFinals is WrongKeys with the wrong keys split into stale and ahead.
+func CompareFinals(got, want map[uint64]int64) (f Finals, examples []KeyDiff) {
 	note := func(d KeyDiff) {
-		wrong++
-		each(d)
+		f.Wrong++
+		if d.Got < d.Want {
+			f.Stale++
+		} else {
+			f.Ahead++
+		}
 		// Keep only the MaxExamples smallest keys, so memory stays bounded
 		// when every key is wrong.
 		if len(examples) == MaxExamples {
@@ -119,5 +105,5 @@ func compareKeys(got, want map[uint64]int64, each func(KeyDiff)) (wrong int64, e
 			note(KeyDiff{Key: k, Got: 0, Want: w})
 		}
 	}
-	return wrong, examples
+	return f, examples
 }

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"ftbench/engine"
 )
@@ -142,8 +144,10 @@ func (s *Sim) resume(worker int, gen uint32) {
 	for _, z := range s.zombies {
 		if z.worker == worker && z.frozen {
 			z.frozen = false
-			for _, ch := range z.zout {
-				if len(ch.out) > 0 {
+			// In receiver order, never the map's: each flush schedules a
+			// delivery, and equal times are ordered by scheduling.
+			for _, to := range slices.Sorted(maps.Keys(z.zout)) {
+				if ch := z.zout[to]; len(ch.out) > 0 {
 					s.flush(ch, s.now)
 				}
 			}
