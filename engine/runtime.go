@@ -115,3 +115,13 @@ func FailureMsg(f Failure, back bool) Msg {
 func StoreDoneMsg(key string, token int64) Msg {
 	return Msg{Kind: KindStoreDone, Ctrl: true, Val: token, Body: key}
 }
+
+// Backpressure counters a runtime reports, each followed by an operator's
+// name (docs/metrics.md, "Backpressure"): the mean over the operator's
+// instances and the most backpressured instance's, in ms per second of
+// input (Flink's backPressuredTimeMsPerSecond). Reports read them by these
+// names.
+const (
+	BackpressuredCounter    = "backpressured_time_ms_per_s/"
+	BackpressuredMaxCounter = "backpressured_time_ms_per_s_max/"
+)

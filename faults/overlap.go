@@ -27,8 +27,9 @@ const (
 	// OverlapOtherTargets: at once only on different targets (two crashes
 	// of different workers, two slow instances).
 	OverlapOtherTargets
-	// OverlapAny: any two may be active at once, and both take effect
-	// (store-down: two outages are down while either is).
+	// OverlapAny: may be active together with any fault, of its kind or
+	// another, and both take effect (store-down: the store is down while
+	// any outage is, whatever its speed).
 	OverlapAny
 )
 
@@ -98,12 +99,10 @@ func conflict(a, b claim) string {
 	if a.from >= b.to || b.from >= a.to {
 		return ""
 	}
-	if a.kind == b.kind && overlapRules[a.kind] == OverlapAny {
-		return ""
-	}
-	if a.kind == StoreDown || b.kind == StoreDown {
-		// An outage during a slow spell: the write fails, whatever its
-		// speed; both are modelled.
+	if overlapRules[a.kind] == OverlapAny || overlapRules[b.kind] == OverlapAny {
+		// A kind that may overlap anything: store-down (two outages add
+		// up, and an outage during a slow spell fails the write whatever
+		// its speed).
 		return ""
 	}
 	shared := ""

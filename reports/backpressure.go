@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"ftbench/engine"
 	"ftbench/sweep"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // runtimeBackpressure prefixes the simulator's counter of an operator's
 // backpressure, the mean over its instances, in ms per second of input.
-const runtimeBackpressure = "backpressured_time_ms_per_s/"
+const runtimeBackpressure = engine.BackpressuredCounter
 
 // lagKey names the source-lag fallback in the plots' CSV.
 const lagKey = "mean source lag (records)"

@@ -436,8 +436,8 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		}
 	}
 	var legend []legendEntry
-	var pointLabels plotter.XYLabels
-	var along []string // the parameters lines follow
+	var marks plotter.XYLabels // the points' labels, drawn once at the end
+	var along []string         // the parameters lines follow
 	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), 0.0
 	for si, name := range order {
 		pts := series[name]
@@ -483,8 +483,8 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 		placed = labelHighest(xys, labels, placed, 0.02*xr)
 		for i, l := range labels {
 			if l != "" {
-				pointLabels.XYs = append(pointLabels.XYs, xys[i])
-				pointLabels.Labels = append(pointLabels.Labels, l)
+				marks.XYs = append(marks.XYs, xys[i])
+				marks.Labels = append(marks.Labels, l)
 			}
 		}
 		legend = append(legend, legendEntry{name, thumb})
@@ -510,13 +510,8 @@ func timingPlot(runs []*sweep.StoredRun, labels []string, spec timingSpec) overh
 	sayIfAllZero(p, ys, "every run's "+spec.what+" is 0 ms")
 	// A label is about 7% of the axis wide and 3% high: closer ones
 	// would be drawn over each other.
-	pointLabels = stackLabels(pointLabels, 0.07*(p.X.Max-p.X.Min), 0.03*p.Y.Max)
-	if lab, err := plotter.NewLabels(pointLabels); err == nil && len(keys) > 0 {
-		for i := range lab.TextStyle {
-			lab.TextStyle[i].Font.Size = vg.Points(9)
-			lab.TextStyle[i].XAlign = draw.XCenter
-		}
-		lab.Offset = vg.Point{Y: vg.Points(9)}
+	marks = stackLabels(marks, 0.07*(p.X.Max-p.X.Min), 0.03*p.Y.Max)
+	if lab, ok := pointLabels(marks.XYs, marks.Labels, draw.XCenter, draw.YBottom, vg.Point{Y: vg.Points(9)}); ok && len(keys) > 0 {
 		p.Add(lab)
 	}
 	res.png, res.data = renderOrNote(&res, []*plot.Plot{p}, legend), data

@@ -114,7 +114,7 @@ func candidates(cfg harness.Config) []harness.Config {
 		slices.SortStableFunc(sorted, func(a, b faults.Spec) int { return cmp.Compare(a.At, b.At) })
 		for _, s := range sorted {
 			if s.End > d {
-				s.End = d // Apply clips windows at the end of the input anyway
+				s.End = d // a shorter run keeps its windows within its input
 			}
 			c.Faults = append(c.Faults, s.String())
 		}

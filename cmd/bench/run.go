@@ -108,6 +108,22 @@ func setDefaultText(flags []cli.Flag, text string, names ...string) []cli.Flag {
 	return flags
 }
 
+// parseRate reads --rate: a finite, non-negative number of records per
+// second, positive when given (0, the default, picks the rate).
+func parseRate(c *cli.Context) (float64, error) {
+	rate, err := number.Float(c.String("rate"))
+	if errors.Is(err, number.ErrNotFinite) {
+		return 0, usageErr("--rate must be a finite number of records per second, got %s", c.String("rate"))
+	}
+	if err != nil {
+		return 0, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
+	}
+	if rate < 0 || (c.IsSet("rate") && rate == 0) {
+		return 0, usageErr("--rate must be positive, got %s", c.String("rate"))
+	}
+	return rate, nil
+}
+
 func parseDuration(flag, s string) (engine.Time, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -185,15 +201,9 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 			return cfg, err
 		}
 	}
-	rate, err := number.Float(c.String("rate"))
-	if errors.Is(err, number.ErrNotFinite) {
-		return cfg, usageErr("--rate must be a finite number of records per second, got %s", c.String("rate"))
-	}
+	rate, err := parseRate(c)
 	if err != nil {
-		return cfg, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
-	}
-	if rate < 0 || (c.IsSet("rate") && rate == 0) {
-		return cfg, usageErr("--rate must be positive, got %s", c.String("rate"))
+		return cfg, err
 	}
 	cfg.Rate = rate
 	if cfg.Seed, err = strconv.ParseUint(c.String("seed"), 10, 64); err != nil {

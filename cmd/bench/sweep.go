@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"ftbench/engine"
 	"ftbench/faults"
 	"ftbench/harness"
-	"ftbench/number"
 	"ftbench/sweep"
 	"ftbench/systems"
 	"ftbench/workloads"
@@ -105,15 +103,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 			return nil, err
 		}
 	}
-	rate, err := number.Float(c.String("rate"))
-	if errors.Is(err, number.ErrNotFinite) {
-		return nil, usageErr("--rate must be a finite number of records per second, got %s", c.String("rate"))
-	}
+	rate, err := parseRate(c)
 	if err != nil {
-		return nil, usageErr("--rate=%q: not a number of records per second", c.String("rate"))
-	}
-	if rate < 0 || (c.IsSet("rate") && rate == 0) {
-		return nil, usageErr("--rate must be positive, got %s", c.String("rate"))
+		return nil, err
 	}
 	cfg.Rate = rate
 	switch {

@@ -12,13 +12,6 @@ import (
 // it is started and stopped where full leaves and reaches 0 (send,
 // channelDrained, kill), so the per-record path pays nothing for it.
 
-// Counter names, followed by the operator's: the mean over its instances
-// and the most backpressured instance's, in ms per second of input.
-const (
-	backpressuredCounter    = "backpressured_time_ms_per_s/"
-	backpressuredMaxCounter = "backpressured_time_ms_per_s_max/"
-)
-
 // unblocked ends p's backpressure at time at: the span since bpSince
 // counts as far as it lies within the input. The sender's and the
 // receiver's clocks may differ by up to a slice, so a span can come out
@@ -72,7 +65,7 @@ func (s *Sim) reportBackpressure() {
 	perSecond := func(t float64) int64 { return int64(math.Round(t * 1000 / float64(s.inputEnd))) }
 	for _, op := range ops {
 		st := stats[op]
-		s.obs.Count(backpressuredCounter+op, perSecond(float64(st.sum)/float64(st.n)))
-		s.obs.Count(backpressuredMaxCounter+op, perSecond(float64(st.max)))
+		s.obs.Count(engine.BackpressuredCounter+op, perSecond(float64(st.sum)/float64(st.n)))
+		s.obs.Count(engine.BackpressuredMaxCounter+op, perSecond(float64(st.max)))
 	}
 }

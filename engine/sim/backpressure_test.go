@@ -82,14 +82,14 @@ func TestBackpressuredTime(t *testing.T) {
 			// The slack: the link's last buffer of the window, and the
 			// credit a slice's sends overshoot by.
 			const slack = 5
-			if got := obs.n[backpressuredCounter+"p"]; math.Abs(float64(got-tc.mean)) > slack {
+			if got := obs.n[engine.BackpressuredCounter+"p"]; math.Abs(float64(got-tc.mean)) > slack {
 				t.Errorf("mean %d ms/s, want %d±%d", got, tc.mean, slack)
 			}
-			if got := obs.n[backpressuredMaxCounter+"p"]; math.Abs(float64(got-tc.max)) > slack {
+			if got := obs.n[engine.BackpressuredMaxCounter+"p"]; math.Abs(float64(got-tc.max)) > slack {
 				t.Errorf("max %d ms/s, want %d±%d", got, tc.max, slack)
 			}
 			// A consumer has no data outputs; counted once, at the input's end.
-			if got, ok := obs.n[backpressuredCounter+"c"]; got != 0 || !ok {
+			if got, ok := obs.n[engine.BackpressuredCounter+"c"]; got != 0 || !ok {
 				t.Errorf("consumer: %d ms/s (reported: %v), want 0", got, ok)
 			}
 		})
