@@ -182,7 +182,7 @@ func (r *runner) eventsWithFaults() []engine.Event {
 	for _, s := range r.specs {
 		events = append(events, engine.Event{Time: s.At, Kind: "fault_start", Note: s.String()})
 		if s.End > 0 {
-			events = append(events, engine.Event{Time: min(s.End, r.cfg.Duration), Kind: "fault_end", Note: s.String()})
+			events = append(events, engine.Event{Time: min(s.End, r.faultBounds().HardEnd), Kind: "fault_end", Note: s.String()})
 		}
 	}
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time < events[j].Time })

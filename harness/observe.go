@@ -306,7 +306,7 @@ func observerProblem(res *Result) string {
 func (r *runner) annotations() []check.Annotation {
 	var notes []check.Annotation
 	for _, s := range r.specs {
-		n := check.Annotation{Start: s.At, End: min(s.End, r.cfg.Duration), Description: string(s.Kind), Details: s.String()}
+		n := check.Annotation{Start: s.At, End: min(s.End, r.faultBounds().HardEnd), Description: string(s.Kind), Details: s.String()}
 		if s.Kind == "crash" {
 			restart := s.Restart
 			if restart < 0 {

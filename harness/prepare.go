@@ -302,16 +302,21 @@ func (r *runner) setWindows() {
 	r.drainMax = max(r.drainMax, r.settle)
 }
 
+// faultBounds is what faults.Apply knows of the run, and where every
+// reader of a fault's window (events.jsonl, the observer's annotations)
+// ends it. Windows run into the drain as the user wrote them: a store
+// outage longer than the run lasts until the run stops.
+func (r *runner) faultBounds() faults.Bounds {
+	return faults.Bounds{Workers: r.cfg.Workers, InputEnd: r.cfg.Duration, HardEnd: r.cfg.Duration + r.drainMax, RestartDelay: r.cost.RestartDelay}
+}
+
 // startRuntime builds the runtime and installs the faults in it.
 func (r *runner) startRuntime() error {
 	var err error
 	if r.rt, err = r.newRuntime(); err != nil {
 		return err
 	}
-	// Windows run into the drain as the user wrote them: a store outage
-	// longer than the run lasts until the run stops.
-	bounds := faults.Bounds{Workers: r.cfg.Workers, InputEnd: r.cfg.Duration, HardEnd: r.cfg.Duration + r.drainMax, RestartDelay: r.cost.RestartDelay}
-	if err := faults.Apply(r.specs, r.dep, bounds, r.rt); err != nil {
+	if err := faults.Apply(r.specs, r.dep, r.faultBounds(), r.rt); err != nil {
 		r.rt.Close()
 		return &InputError{err}
 	}
