@@ -186,6 +186,23 @@ func checkWorker(w, workers int) string {
 	return fmt.Sprintf("no worker %d (workers are 0-%d)", w, workers-1)
 }
 
+// WorkerOf is the worker a crash or pause spec acts on in dep, resolved as
+// Apply resolves it: engine.MasterNode for a master crash, the worker
+// hosting op=NAME/I, or worker=N; false when dep has no such instance.
+func WorkerOf(s Spec, dep *engine.Deployment) (int, bool) {
+	switch {
+	case s.Master:
+		return engine.MasterNode, true
+	case s.Op != "":
+		id, msg := instance(dep, s.Op, s.Index)
+		if msg != "" {
+			return 0, false
+		}
+		return dep.Procs[id].Worker, true
+	}
+	return s.Worker, true
+}
+
 // instance finds operator op's instance idx.
 func instance(dep *engine.Deployment, op string, idx int) (engine.ProcID, string) {
 	n := 0

@@ -101,23 +101,9 @@ func worst(recs []Recovery, get func(Recovery) *float64) *float64 {
 // hosting it, as a machine failure does). Nil when the crash found its
 // worker already down and took nothing.
 func (r *runner) crashed(s faults.Spec) *Crashed {
-	worker := s.Worker
-	if s.Op != "" {
-		// Resolved as faults.Apply resolves it: by operator and index, not
-		// by process name (lineage's executors are not named "count/0").
-		worker = -2
-		for _, p := range r.dep.Procs {
-			if p.Op == s.Op && p.Index == s.Index {
-				worker = p.Worker
-				break
-			}
-		}
-		if worker == -2 {
-			return nil
-		}
-	}
-	if s.Master {
-		worker = engine.MasterNode
+	worker, ok := faults.WorkerOf(s, r.dep)
+	if !ok {
+		return nil
 	}
 	for _, e := range r.events {
 		// The first crash of that worker at or after the fault's time: the

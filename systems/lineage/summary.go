@@ -7,6 +7,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/systems"
+	"ftbench/systems/internal/summary"
 )
 
 // batchRow is one batch as the driver's events describe it.
@@ -105,20 +106,20 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		"checkpoint_bytes":      r.Counters["lineage.checkpoint_bytes"],
 		"partitions_recomputed": r.Counters["lineage.partitions_recomputed"],
 		"records_recomputed":    r.Counters["lineage.records_recomputed"],
-		"recompute_cpu_s":       round3(engine.Time(r.Counters["lineage.recompute_cpu_ns"]).Seconds()),
+		"recompute_cpu_s":       summary.Round3(engine.Time(r.Counters["lineage.recompute_cpu_ns"]).Seconds()),
 		"speculative_tasks":     r.Counters["lineage.speculative_tasks"],
 		"tasks":                 r.Counters["lineage.tasks"],
 		"fetch_failures":        r.Counters["lineage.fetch_failures"],
 		"shuffle_bytes":         r.Counters["lineage.shuffle_bytes"],
 	}
 	if len(proc) > 0 {
-		m["processing_over_interval_p50"] = round3(quantile(proc, 0.5) / cfg.interval.Seconds())
-		m["processing_over_interval_p99"] = round3(quantile(proc, 0.99) / cfg.interval.Seconds())
+		m["processing_over_interval_p50"] = summary.Round3(quantile(proc, 0.5) / cfg.interval.Seconds())
+		m["processing_over_interval_p99"] = summary.Round3(quantile(proc, 0.99) / cfg.interval.Seconds())
 	}
 	load := 0.0
 	if steady > 0 {
 		load = cpu.Seconds() / (float64(workers) * float64(steady) * cfg.interval.Seconds())
-		m["executor_load"] = round3(load)
+		m["executor_load"] = summary.Round3(load)
 	}
 	recs := []map[string]any{}
 	for _, c := range crashes {
@@ -151,7 +152,7 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 // instant, which are summed here (lost work, tasks) or maxed (lost batches,
 // the last recomputation).
 func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []batchRow, interval engine.Time, load float64, workers, nodes int) map[string]any {
-	out := map[string]any{"worker": c.ID, "failed_at_s": round3(c.Time.Seconds())}
+	out := map[string]any{"worker": c.ID, "failed_at_s": summary.Round3(c.Time.Seconds())}
 	onWorker := func(x int64) bool { return nodes > 0 && x%int64(nodes) == c.ID }
 	var st *engine.Event
 	var lostWork engine.Time
@@ -172,10 +173,10 @@ func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []b
 		return out
 	}
 	span := engine.Time(lostBatches) * interval
-	out["detected_at_s"] = round3(st.Time.Seconds())
-	out["lost_work_cpu_s"] = round3(lostWork.Seconds())
+	out["detected_at_s"] = summary.Round3(st.Time.Seconds())
+	out["lost_work_cpu_s"] = summary.Round3(lostWork.Seconds())
 	out["lost_batches"] = lostBatches
-	out["lost_span_s"] = round3(span.Seconds())
+	out["lost_span_s"] = summary.Round3(span.Seconds())
 	out["recovery_tasks"] = tasks
 	var last engine.Time // the lost partitions' recomputation done (0: not recorded)
 	for _, ev := range recomputed {
@@ -184,7 +185,7 @@ func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []b
 		}
 	}
 	if last > 0 {
-		out["recomputed_s"] = round3((last - c.Time).Seconds())
+		out["recomputed_s"] = summary.Round3((last - c.Time).Seconds())
 	}
 	var base []float64
 	for _, b := range rows {
@@ -213,7 +214,7 @@ func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []b
 		rec := 0.0
 		if len(late) > 0 {
 			rec = drainEnd(late, t0, b.cut.Seconds()) - c.Time.Seconds()
-			out["caught_up_s"] = round3(b.cut.Seconds() - c.Time.Seconds())
+			out["caught_up_s"] = summary.Round3(b.cut.Seconds() - c.Time.Seconds())
 		}
 		// The backlog cannot be gone before the lost partitions are
 		// recomputed: they are part of it. When only a batch or two are
@@ -224,19 +225,19 @@ func recoveryMetrics(c engine.Event, starts, recomputed []engine.Event, rows []b
 			rec = max(rec, (last - c.Time).Seconds())
 		}
 		rec = max(rec, 0)
-		out["recovery_s"] = round3(rec)
+		out["recovery_s"] = summary.Round3(rec)
 		if span > 0 {
-			out["recovery_units"] = round3(rec / span.Seconds())
+			out["recovery_units"] = summary.Round3(rec / span.Seconds())
 		}
 		if lost := lostWork.Seconds(); lost > 0 && load > 0 {
-			out["recovery_units_work"] = round3(rec * load / lost)
+			out["recovery_units_work"] = summary.Round3(rec * load / lost)
 		}
 		break
 	}
-	out["extra_delay_max_s"] = round3(extra)
+	out["extra_delay_max_s"] = summary.Round3(extra)
 	if load > 0 && load < 1 {
-		out["model_upstream_units"] = round3(load / (1 - load))
-		out["model_parallel_units"] = round3(load / (float64(workers) * (1 - load)))
+		out["model_upstream_units"] = summary.Round3(load / (1 - load))
+		out["model_parallel_units"] = summary.Round3(load / (float64(workers) * (1 - load)))
 	}
 	return out
 }
@@ -288,7 +289,7 @@ func dist(xs []float64) distStat {
 	if len(xs) == 0 {
 		return distStat{}
 	}
-	return distStat{P50: round3(quantile(xs, 0.5)), P99: round3(quantile(xs, 0.99)), Max: round3(quantile(xs, 1))}
+	return distStat{P50: summary.Round3(quantile(xs, 0.5)), P99: summary.Round3(quantile(xs, 0.99)), Max: summary.Round3(quantile(xs, 1))}
 }
 
 // quantile interpolates between closest ranks (numpy's default).
@@ -304,4 +305,3 @@ func quantile(xs []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
