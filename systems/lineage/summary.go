@@ -304,4 +304,3 @@ func quantile(xs []float64, q float64) float64 {
 	hi := int(math.Ceil(pos))
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
-
