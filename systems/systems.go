@@ -196,3 +196,24 @@ func CommitCycle(s System, variant string, opts Options) engine.Time {
 	}
 	return 0
 }
+
+// Milestoner is implemented by systems that name their protocol
+// milestones: the event kinds (engine.Event.Kind, recorded with ctx.Record)
+// after which a few milliseconds of protocol work decide whether a fault
+// is survived — a checkpoint's last acknowledgement (its metadata write
+// begins), the metadata durable (commit notices go out), a 2PC sink's
+// commit, a micro-batch's cut, an offset commit. Torture aims some of its
+// crashes, pauses and partitions a few milliseconds after these events
+// (torture/aim.go), where a bug in that window lives.
+type Milestoner interface {
+	Milestones(variant string) []string
+}
+
+// Milestones is s's milestone event kinds for this variant (nil when s
+// names none).
+func Milestones(s System, variant string) []string {
+	if m, ok := s.(Milestoner); ok {
+		return m.Milestones(variant)
+	}
+	return nil
+}

@@ -113,6 +113,13 @@ func applicable(cfg harness.Config) map[string]bool {
 		// The other systems' processes are pinned to their workers.
 		set(PathReplaced)
 	}
+	if !p2p && cfg.System != "none" && cfg.Runtime != harness.RuntimeLive { // where aim.go aims
+		if sys, err := systems.Lookup(cfg.System); err == nil {
+			for _, k := range systems.Milestones(sys, variant) {
+				set(milestoneRow(k))
+			}
+		}
+	}
 	switch cfg.System {
 	case "barrier":
 		set(PathCheckpoint, PathCrashWrite, PathRestore, PathStoreFailed, PathCheckpointFailover, PathCheckpointExpired)
@@ -222,7 +229,24 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 	})
 	open := map[span]bool{}
 	paused := map[int64]bool{} // paused workers, true once declared failed
+	var milestones []string
+	if sys, err := systems.Lookup(cfg.System); err == nil {
+		milestones = systems.Milestones(sys, cfg.Variant)
+	}
+	last := map[string]engine.Time{} // milestone kind -> its latest time
 	for _, e := range ev {
+		if slices.Contains(milestones, e.Kind) {
+			last[e.Kind] = e.Time
+		}
+		switch e.Kind {
+		case "worker_crash", "worker_pause", "partition_start":
+			// A fault that struck within aimWindow of a milestone.
+			for k, t := range last {
+				if e.Time-t <= aimWindow {
+					hit[milestoneRow(k)] = true
+				}
+			}
+		}
 		if path, ok := spanStarts[e.Kind]; ok {
 			open[span{path, e.Proc, e.ID}] = true
 		}
@@ -353,7 +377,8 @@ func runPaths(user, cfg harness.Config, out *harness.Outcome) map[string]bool {
 	}
 	faulted := false
 	for q, took := range m {
-		faulted = faulted || (took && !faultFree[q])
+		// Where a fault struck is not a path recovery took.
+		faulted = faulted || (took && !faultFree[q] && !strings.HasPrefix(q, milestoneRow("")))
 	}
 	for q, took := range optionPaths(user, cfg, faulted) {
 		m[q] = took
@@ -389,6 +414,31 @@ func resolve(cfg harness.Config) (runKind, map[string]string, bool) {
 		declared[f.Name] = f.Default
 	}
 	return kindOf(variant, p2p, cfg.SystemOpts, declared), declared, true
+}
+
+// milestoneRow names the coverage row of faults that struck within
+// aimWindow after a system milestone (aim.go): a crash of any node, a
+// pause or a partition's start, whatever drew it.
+func milestoneRow(kind string) string { return "fault-just-after-" + kind }
+
+// milestoneRows lists every system's milestone rows, system by system, in
+// systems.Names order, each row once.
+func milestoneRows() []string {
+	var rows []string
+	for _, name := range systems.Names() {
+		sys, err := systems.Lookup(name)
+		if err != nil {
+			continue
+		}
+		for _, v := range sys.Variants() {
+			for _, k := range systems.Milestones(sys, v) {
+				if q := milestoneRow(k); !slices.Contains(rows, q) {
+					rows = append(rows, q)
+				}
+			}
+		}
+	}
+	return rows
 }
 
 // optionRow names the coverage row of one value of a drawn option (or of
@@ -482,7 +532,7 @@ type PathCoverage struct {
 // left out rather than listed n/a.
 func pathTable(runs []*Run) []PathCoverage {
 	var out []PathCoverage
-	for i, q := range append(slices.Clone(Paths), optionRows()...) {
+	for i, q := range slices.Concat(Paths, milestoneRows(), optionRows()) {
 		c := PathCoverage{Path: q}
 		for _, r := range runs {
 			if took, ok := r.Paths[q]; ok {

@@ -360,16 +360,19 @@ func (g *drawer) faults(n int) []string {
 }
 
 // bounds is what faults.Check needs to know of the run being drawn.
-func (g *drawer) bounds() faults.Bounds {
+func (g *drawer) bounds() faults.Bounds { return runBounds(*g.cfg) }
+
+// runBounds is what faults.Check needs to know of run cfg.
+func runBounds(cfg harness.Config) faults.Bounds {
 	cost := engine.DefaultCost()
-	for _, o := range g.cfg.CostOverride {
+	for _, o := range cfg.CostOverride {
 		_ = cost.Set(o) // a bad override fails the run itself, with its own message
 	}
-	drain := g.cfg.Drain
+	drain := cfg.Drain
 	if drain == 0 {
 		drain = harness.DefaultDrain
 	}
-	return faults.Bounds{Workers: g.cfg.Workers, InputEnd: g.cfg.Duration, HardEnd: g.cfg.Duration + drain, RestartDelay: cost.RestartDelay}
+	return faults.Bounds{Workers: cfg.Workers, InputEnd: cfg.Duration, HardEnd: cfg.Duration + drain, RestartDelay: cost.RestartDelay}
 }
 
 // compatible reports whether sp can run beside the drawn specs.

@@ -89,10 +89,13 @@ const ReportFormat = "ftbench-torture/1"
 
 // Run is one run of a campaign.
 type Run struct {
-	Index      int      `json:"index"`
-	Seed       uint64   `json:"seed"`
-	Class      Class    `json:"class"`
-	Faults     []string `json:"faults"`
+	Index  int      `json:"index"`
+	Seed   uint64   `json:"seed"`
+	Class  Class    `json:"class"`
+	Faults []string `json:"faults"`
+	// Aimed says which of Faults were re-timed just after a protocol
+	// milestone (aim.go), and which milestone.
+	Aimed      []string `json:"aimed,omitempty"`
 	Problem    string   `json:"problem,omitempty"`
 	Duplicates int64    `json:"duplicates"`
 	Lost       int64    `json:"lost"`
@@ -300,6 +303,8 @@ func execute(opt Options, i int) *Run {
 		r.Class, r.Problem = Errored, "drawing the schedule: "+err.Error()
 		return r
 	}
+	cfg, r.Aimed = aim(cfg, seed)
+	r.Config = cfg
 	r.Faults, r.Replay = cfg.Faults, cfg.ReplayCommand()
 	out, err := harness.Execute(cfg)
 	if err != nil {

@@ -383,6 +383,14 @@ const epochToken int64 = -2
 // workloadStage is a convenience for constructors.
 func workloadStage(g *stream.Graph, s int) *workloads.Stage { return &g.Plan.Stages[s] }
 
+// Milestones: a checkpoint's last acknowledgement (its metadata write
+// begins: until it is durable the previous checkpoint must stay
+// restorable), the metadata durable (the commit notices go out to the 2PC
+// sinks), and a sink's commit of its pre-committed transaction.
+func (system) Milestones(string) []string {
+	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, evSinkCommit}
+}
+
 // CommitCycle: the 2PC sink makes a checkpoint interval's effects visible
 // when that checkpoint completes; the plain sink commits on arrival.
 func (system) CommitCycle(_ string, opts systems.Options) engine.Time {

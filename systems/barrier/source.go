@@ -85,6 +85,10 @@ func (nd *node) forward(ctx engine.Ctx, n int64, trigger engine.Time, priority b
 	ctx.Count("barrier_barriers_sent", int64(len(nd.outputs)))
 }
 
+// evRestoreFailed: a task found its snapshot of the latest completed
+// checkpoint missing (a safety violation).
+const evRestoreFailed = "restore_failed"
+
 // load reads this task's snapshot of checkpoint n, charging the read, and
 // records the restore. An incremental snapshot's chain is read too, piece
 // by piece, and the snapshot returned holds the whole state (a copy: the
@@ -96,8 +100,13 @@ func (nd *node) forward(ctx engine.Ctx, n int64, trigger engine.Time, priority b
 // and reaches the zombie of a task already re-placed, between the heal and
 // the zombie's cancellation — and, as a Flink task whose restore finds the
 // checkpoint's files deleted, the task fails its restore and does nothing
-// more (the JobManager ignores the failure of a superseded attempt). A
-// missing snapshot of the latest completed checkpoint is a bug.
+// more (the JobManager ignores the failure of a superseded attempt).
+//
+// A missing snapshot (or piece of its chain) of the latest completed
+// checkpoint is a lost checkpoint: Flink's restore fails with the file not
+// found, and every retry fails the same way. The task records
+// restore_failed, which the run counts as a safety violation (the state a
+// completed checkpoint promised is gone), and stays idle.
 func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 	start := ctx.Now()
 	v, ok := nd.part.Load(ctx, n)
@@ -106,7 +115,8 @@ func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 			ctx.Record(engine.Event{Kind: "restore_superseded", ID: n, Value: meta.(checkpoint.Meta).Completed})
 			return nil
 		}
-		panic(fmt.Sprintf("barrier: %s has no snapshot of completed checkpoint %d", nd.name, n))
+		ctx.Record(engine.Event{Kind: evRestoreFailed, ID: n, Note: "snapshot missing"})
+		return nil
 	}
 	snap := v.(*snapshot)
 	bytes := stream.StateBytes(len(snap.State))
@@ -117,7 +127,8 @@ func (nd *node) load(ctx engine.Ctx, n int64) *snapshot {
 			return s
 		})
 		if !ok {
-			panic(fmt.Sprintf("barrier: %s misses a piece of checkpoint %d's chain", nd.name, n))
+			ctx.Record(engine.Event{Kind: evRestoreFailed, ID: n, Note: "a piece of its incremental chain missing"})
+			return nil
 		}
 		whole := *snap
 		whole.State = state
@@ -191,7 +202,7 @@ func (s *source) deploy(ctx engine.Ctx, m engine.Msg) {
 	if n >= 0 {
 		snap := s.load(ctx, n)
 		if snap == nil {
-			return // a superseded deploy: the restore failed, the task stays idle
+			return // the restore failed (superseded, or the checkpoint is lost): the task stays idle
 		}
 		s.reader.Next = snap.Offset
 		ctx.Record(engine.Event{Kind: "source_rewind", ID: int64(s.reader.Part), Value: s.reader.Next})

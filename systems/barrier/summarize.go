@@ -42,16 +42,24 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	cps := newCheckpointStats()
 	align := alignmentStats{table: cps.table}
 	rec := recoveryStats{nTasks: taskCount(r.Job)}
+	var restoresFailed int64
 	for _, e := range r.Events {
 		cps.add(e)
 		align.add(e)
 		rec.add(e)
+		if e.Kind == evRestoreFailed {
+			restoresFailed++
+		}
 	}
 	m := settings(r.Job, opt)
 	cps.report(m)
 	align.report(m)
 	rec.report(m, r)
 	consistency(m, r, cps.completed)
+	// A task that found the latest completed checkpoint's snapshot gone
+	// cannot restore the state that checkpoint promised.
+	m["restores_failed"] = restoresFailed
+	m["safety_violations"] = m["safety_violations"].(int64) + restoresFailed
 	return m
 }
 

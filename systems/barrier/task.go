@@ -162,7 +162,7 @@ func (t *task) deploy(ctx engine.Ctx, m engine.Msg) {
 	if n >= 0 {
 		snap := t.load(ctx, n)
 		if snap == nil {
-			return // a superseded deploy: the restore failed, the task stays idle
+			return // the restore failed (superseded, or the checkpoint is lost): the task stays idle
 		}
 		if t.op != nil && t.op.State != nil {
 			t.op.Restore(snap.State)

@@ -234,7 +234,7 @@ func (d *driver) cut() {
 	}
 	d.batches = append(d.batches, b)
 	d.store.put(d.ctx, batchKey(b.id), ranges, int64(16*P+16), b.id<<1)
-	d.ctx.Record(engine.Event{Kind: "batch_cut", ID: b.id, Value: n})
+	d.ctx.Record(engine.Event{Kind: evBatchCut, ID: b.id, Value: n})
 	next := engine.Time(b.id+2) * d.e.cfg.interval
 	d.ctx.After(max(next-now, 0), timerCut)
 }
@@ -383,7 +383,7 @@ func (d *driver) committed(id int64) {
 		}
 	}
 	b.results = nil
-	d.ctx.Record(engine.Event{Kind: "batch_committed", ID: id, Value: int64(d.ctx.Now() - b.cutAt)})
+	d.ctx.Record(engine.Event{Kind: evBatchCommitted, ID: id, Value: int64(d.ctx.Now() - b.cutAt)})
 	d.jobs = d.jobs[1:]
 	d.maybeCheckpointed(id)
 	for s := range d.outs {
@@ -466,7 +466,7 @@ func (d *driver) checkpointed(c int64, bytes int64) {
 	d.pending = keep
 	d.ctx.Count("lineage.checkpoints", 1)
 	d.ctx.Count("lineage.checkpoint_bytes", bytes)
-	d.ctx.Record(engine.Event{Kind: "checkpoint_done", ID: c, Bytes: bytes})
+	d.ctx.Record(engine.Event{Kind: evCheckpointDone, ID: c, Bytes: bytes})
 }
 
 func (d *driver) broadcast(kind uint16, val int64, body any) {
@@ -478,3 +478,11 @@ func (d *driver) broadcast(kind uint16, val int64, body any) {
 		}
 	}
 }
+
+// The driver's milestones (Milestones): a batch cut, a batch committed, a
+// metadata checkpoint done.
+const (
+	evBatchCut       = "batch_cut"
+	evBatchCommitted = "batch_committed"
+	evCheckpointDone = "checkpoint_done"
+)

@@ -149,6 +149,14 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	return dep, nil
 }
 
+// Milestones: a micro-batch's cut (its blocks are fixed and its job
+// submitted), its commit (output visible, the batch leaves the log's
+// pending range), and a metadata checkpoint's completion (older batches and
+// their lineage are dropped).
+func (system) Milestones(string) []string {
+	return []string{evBatchCut, evBatchCommitted, evCheckpointDone}
+}
+
 // CommitCycle: a micro-batch's output becomes visible when the batch's job
 // commits, once per batch interval.
 func (system) CommitCycle(_ string, opts systems.Options) engine.Time {

@@ -79,7 +79,7 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 		}
 		engine.CommitAll(ctx, t.Effects)
 		ctx.Store().Delete(txnKey(s.self, t.ID))
-		ctx.Record(engine.Event{Kind: "sink_commit", ID: t.ID})
+		ctx.Record(engine.Event{Kind: evSinkCommit, ID: t.ID})
 	})
 }
 
@@ -96,6 +96,9 @@ func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
 		ctx.Count(cntTxnsRecommitted, 1)
 		engine.CommitAll(ctx, v.([]engine.Commit))
 		ctx.Store().Delete(txnKey(s.self, id))
-		ctx.Record(engine.Event{Kind: "sink_commit", ID: id})
+		ctx.Record(engine.Event{Kind: evSinkCommit, ID: id})
 	}
 }
+
+// evSinkCommit: a sink committed a pre-committed transaction (a milestone).
+const evSinkCommit = "sink_commit"

@@ -5,6 +5,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/systems"
+	"ftbench/systems/internal/checkpoint"
 	"ftbench/workloads"
 )
 
@@ -104,6 +105,13 @@ func schedule(opts systems.Options, end engine.Time) (times []engine.Time, sprea
 		times = append(times, t)
 	}
 	return times, interval, nil
+}
+
+// Milestones, on dataflows (peer-to-peer runs have no crash to aim): as
+// barrier's, the checkpoint coordinator's acknowledgement and completion
+// and the 2PC sink's commit.
+func (system) Milestones(string) []string {
+	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, evSinkCommit}
 }
 
 // CommitCycle: on dataflow workloads the two-phase-commit sink makes a

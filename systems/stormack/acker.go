@@ -164,4 +164,7 @@ const (
 	evSlowestTree = "tree_latency_peak"
 	// evTimeoutReplay: a spout's first tree timed out and is replayed.
 	evTimeoutReplay = "timeout_replay"
+	// evOffsetCommitted: a spout's offset commit is durable (Value: the
+	// offset a restart resumes from).
+	evOffsetCommitted = "offset_committed"
 )

@@ -49,11 +49,13 @@ type spout struct {
 
 	replays []int64 // offsets waiting to be re-emitted, oldest first
 	polling bool    // a poll timer is set
-	// timeoutSeen: this incarnation recorded its first timeout replay (one
-	// event per incarnation, for torture's coverage, not one per tree).
-	timeoutSeen bool
-	peak        int
-	slowest     engine.Time // longest complete latency recorded as an event
+	// timeoutSeen: this incarnation recorded a timeout replay, the last at
+	// timeoutRecorded (one event per ack timeout at most, for torture's
+	// coverage and milestones, not one per tree).
+	timeoutSeen     bool
+	timeoutRecorded engine.Time
+	peak            int
+	slowest         engine.Time // longest complete latency recorded as an event
 
 	// Offsets: acked[i] says whether offset base+i is done. The lowest
 	// offset not yet acked is what a restarted spout resumes from.
@@ -196,13 +198,22 @@ func (s *spout) expire(ctx engine.Ctx) {
 		}
 		delete(s.pending, root)
 		ctx.Count(cFailedTimeout, 1)
-		if !s.timeoutSeen {
-			s.timeoutSeen = true
+		if !s.timeoutSeen || now >= s.timeoutRecorded+s.t.timeout {
+			// One event per ack timeout at most (a timeout storm fails
+			// thousands of trees): coverage and a milestone, not a log.
+			s.timeoutSeen, s.timeoutRecorded = true, now
 			ctx.Record(engine.Event{Kind: evTimeoutReplay, ID: int64(s.part), Value: tr.off})
 		}
 		s.timedOut[root] = struct{}{}
 		s.toQueue = append(s.toQueue, deadlineEntry{root: root, at: now + ackerBuckets*s.t.timeout})
 		s.replays = append(s.replays, tr.off)
+		if mutantTimeoutCommits {
+			s.acked[tr.off-s.base] = true // the mutant: handled once queued
+		}
+	}
+	if mutantTimeoutCommits {
+		s.advance()
+		s.commit(ctx)
 	}
 	s.compact()
 	// Forget timed-out roots the acker has certainly dropped by now.
@@ -233,6 +244,7 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case engine.KindStoreDone:
 		s.writing = false
 		s.committed = max(s.committed, m.Val)
+		ctx.Record(engine.Event{Kind: evOffsetCommitted, ID: int64(s.part), Value: s.committed})
 		return
 	case engine.KindStoreFailed:
 		// The offset stays where it was durable; the next commit
@@ -277,7 +289,15 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		s.slowest = lat
 		ctx.Record(engine.Event{Kind: evSlowestTree, Value: int64(lat)})
 	}
-	s.acked[tr.off-s.base] = true
+	if tr.off >= s.base { // below only in the timeout-commits mutant
+		s.acked[tr.off-s.base] = true
+	}
+	s.advance()
+	s.kick(ctx)
+}
+
+// advance moves base past the acked prefix.
+func (s *spout) advance() {
 	n := 0
 	for n < len(s.acked) && s.acked[n] {
 		n++
@@ -286,7 +306,6 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		s.base += int64(n)
 		s.acked = s.acked[n:]
 	}
-	s.kick(ctx)
 }
 
 // commit persists the lowest un-acked offset. It only ever moves past

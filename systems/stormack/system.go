@@ -49,6 +49,12 @@ func (system) Flags() []systems.Flag {
 	}
 }
 
+// Milestones: a spout's offset commit becoming durable (a restart resumes
+// there) and a spout's first ack timeout (its trees are failed and queued
+// for replay). Trees complete continuously, a few every millisecond, so a
+// fault at any time already lands just after some tree's completion.
+func (system) Milestones(string) []string { return []string{evOffsetCommitted, evTimeoutReplay} }
+
 // Claim: replays after an ack timeout apply effects again (at least once),
 // and the external aggregate survives crashes and only grows (monotonic).
 // With acking off (--ackers 0) nothing is replayed and every spout commits

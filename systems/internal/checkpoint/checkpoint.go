@@ -215,6 +215,14 @@ func (c *Coordinator) running() []engine.ProcID {
 // (a Meta).
 const MetaKey = "checkpoint/latest"
 
+// The coordinator's milestones (systems.Milestoner): EventAcknowledged when
+// a checkpoint's last task acknowledged and its metadata write begins,
+// EventCompleted when that write is durable and the commit notices go out.
+const (
+	EventAcknowledged = "checkpoint_acknowledged"
+	EventCompleted    = "checkpoint_completed"
+)
+
 // Meta is the completed-checkpoint record the coordinator writes under
 // MetaKey before a checkpoint counts as complete: Flink's
 // CompletedCheckpointStore in HA storage. A new leader (takeOver) restores
@@ -437,6 +445,22 @@ func (c *Coordinator) onAck(ctx engine.Ctx, m engine.Msg) {
 		// metadata is (Flink's completed-checkpoint store).
 		p.writing = true
 		ctx.Store().Put(MetaKey, c.meta(m.Val, p.refs), 64, m.Val)
+		// A milestone (torture aims faults here): until the metadata is
+		// durable the checkpoint does not exist, and the previous one
+		// must still be restorable.
+		ctx.Record(engine.Event{Kind: EventAcknowledged, ID: m.Val})
+		if mutantDiscardBeforeDurable {
+			// The mutant: the new checkpoint subsumes the older ones
+			// now, before the metadata that makes it complete is
+			// durable, and their files go at once.
+			c.shared.register(m.Val, p.refs)
+			c.retained = append(c.retained, m.Val)
+			for len(c.retained) > max(c.cfg.Retain, 1) {
+				c.shared.release(c.retained[0], 0)
+				c.retained = c.retained[1:]
+			}
+			c.sweep(ctx)
+		}
 	}
 }
 
@@ -450,7 +474,7 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 		c.completed = n
 	}
 	c.failedInRow = 0
-	ctx.Record(engine.Event{Kind: "checkpoint_completed", ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
+	ctx.Record(engine.Event{Kind: EventCompleted, ID: n, Value: int64(ctx.Now() - p.started), Bytes: p.stateBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_channel_state", ID: n, Bytes: p.channelBytes})
 	ctx.Record(engine.Event{Kind: "checkpoint_restore_size", ID: n, Bytes: p.restoreBytes})
 	// Older pending checkpoints are subsumed, as in Flink.
@@ -465,8 +489,10 @@ func (c *Coordinator) onMetaWritten(ctx engine.Ctx, n int64) {
 	// Garbage-collect checkpoints beyond the retained number; the newest
 	// replaces them for recovery. A file still referenced by a retained
 	// checkpoint (an incremental chain's older piece) stays.
-	c.shared.register(n, p.refs)
-	c.retained = append(c.retained, n)
+	if !mutantDiscardBeforeDurable { // the mutant registered it at its acknowledgement
+		c.shared.register(n, p.refs)
+		c.retained = append(c.retained, n)
+	}
 	for len(c.retained) > max(c.cfg.Retain, 1) {
 		old := c.retained[0]
 		c.retained = c.retained[1:]
