@@ -3,6 +3,7 @@ package torture
 import (
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"ftbench/engine"
@@ -13,42 +14,48 @@ import (
 
 // Aiming at milestones. A bug that lives a few milliseconds after a
 // protocol milestone — a checkpoint's files deleted before the next one's
-// metadata is durable, a commit notice lost between completion and
-// commit — is caught only by a fault that lands in that window. Faults
-// aimed at a checkpoint's trigger (schedule.go) reach it by luck: how long
-// a checkpoint takes depends on the run. So a share of the drawn crashes,
-// master crashes, pauses and partitions is re-timed at the milestones the
-// system names (systems.Milestoner), found in a dry run: the same
-// configuration without the re-timed faults. Like Jepsen's targeted
-// nemeses, the fault also moves, three times in four, to the node of the
-// process that reached the milestone (the master node for a coordinator
-// or driver).
+// metadata is durable, a write-ahead log cleaned before the checkpoint that
+// covers it is — is caught only by a fault that lands in that window.
+// Faults aimed at a checkpoint's trigger (schedule.go) reach it by luck:
+// how long a checkpoint takes depends on the run. So half the runs aim, at
+// the milestones the system names (systems.Milestoner), found in a dry
+// run of the same configuration (one seed drives everything, so the dry
+// run and the aim are deterministic):
 //
-// The dry run is deterministic (one seed drives everything), so aiming is
-// too. It keeps the faults that are not re-timed, so an aimed fault is
-// exact when the faults before it are kept; a second aimed fault in the
-// same run is aimed at the timeline without the first, and so lands near,
-// not exactly at, a milestone of the faulted run.
+//   - re-timing: some of the drawn crashes, master crashes, pauses and
+//     partitions move 0-5 ms after a milestone of the dry run without them
+//     (exact for the first of them; a second is aimed at the timeline
+//     without the first, so it lands near, not exactly at, a milestone);
+//   - a follow-up: the dry run is the run as drawn, and one more crash
+//     lands 0-5 ms after a milestone of the recovery from its first fault
+//     (the first checkpoint after a restore, the commit that moves past
+//     replayed tuples): exact, since the run is the dry run up to then.
+//
+// Like Jepsen's targeted nemeses, an aimed fault also moves, three times
+// in four (always for a follow-up), to the node of the process that
+// reached the milestone: the master node for a coordinator or driver.
 const (
 	// aimWindow: an aimed fault starts 0 to aimWindow after its milestone
 	// (whole milliseconds, as every drawn time): about a store write's
 	// latency, the window a checkpoint's metadata write or a commit notice
 	// is in flight.
 	aimWindow = 5 * engine.Millisecond
-	// aimOdds: each crash, pause and partition is re-aimed with
-	// probability 1/aimOdds.
+	// aimOdds: a run aims with probability 1/aimOdds, and a re-timing
+	// moves each crash, pause and partition with probability 1/aimOdds.
 	aimOdds = 2
-	// retargetOdds: an aimed fault moves to the milestone's node with
+	// retargetOdds: a re-timed fault moves to the milestone's node with
 	// probability 1-1/retargetOdds.
 	retargetOdds = 4
+	// shortRestart is the restart delay of an aimed crash whose drawn
+	// delay would leave no milestone to aim at (schedule.go's shortest).
+	shortRestart = 100 * engine.Millisecond
 )
 
-// aim re-times some of cfg's crashes, pauses and partitions just after
-// the system's milestones, from its own random stream (the other draws stay
-// as they were). It returns the new configuration and one line per aimed
-// fault for torture.json; a configuration that cannot be aimed (no
-// milestones, no fault to aim, the live runtime, a dry run that fails) is
-// returned as it is.
+// aim aims some of run cfg's faults at the system's milestones, from its
+// own random stream (the other draws stay as they were). It returns the new
+// configuration and one line per aimed fault for torture.json; a
+// configuration that cannot be aimed (no milestones, no fault, the live
+// runtime, a dry run that fails) is returned as it is.
 func aim(cfg harness.Config, seed uint64) (harness.Config, []string) {
 	if cfg.Runtime == harness.RuntimeLive || len(cfg.Faults) == 0 {
 		return cfg, nil // the live runtime's timing is not reproducible
@@ -61,100 +68,161 @@ func aim(cfg harness.Config, seed uint64) (harness.Config, []string) {
 	if err != nil {
 		return cfg, nil
 	}
-	kinds := systems.Milestones(sys, variant)
-	if len(kinds) == 0 {
+	a := aimer{cfg: cfg, kinds: systems.Milestones(sys, variant), rng: engine.NewRand(engine.ChildSeed(seed, "torture/aim"))}
+	if len(a.kinds) == 0 {
 		return cfg, nil
 	}
-	specs := make([]faults.Spec, len(cfg.Faults))
+	a.specs = make([]faults.Spec, len(cfg.Faults))
 	for i, f := range cfg.Faults {
-		if specs[i], err = faults.Parse(f, faults.Defaults{Duration: cfg.Duration}); err != nil {
+		if a.specs[i], err = faults.Parse(f, faults.Defaults{Duration: cfg.Duration}); err != nil {
 			return cfg, nil // the run itself reports it
 		}
-	}
-	rng := engine.NewRand(engine.ChildSeed(seed, "torture/aim"))
-	var chosen []int
-	for i, s := range specs {
-		if aimable(s) && rng.IntN(aimOdds) == 0 {
-			chosen = append(chosen, i)
-		}
-	}
-	if len(chosen) == 0 {
-		return cfg, nil
-	}
-	marks, err := dryRun(cfg, specs, chosen, kinds)
-	if err != nil || len(marks) == 0 {
-		return cfg, nil
 	}
 	dep, err := harness.Deployment(cfg)
 	if err != nil {
 		return cfg, nil
 	}
-	nodeOf := map[string]int{}
+	a.dep, a.b = dep, runBounds(cfg)
+	a.nodeOf = map[string]int{}
 	for _, p := range dep.Procs {
-		nodeOf[p.Name] = p.Worker
+		a.nodeOf[p.Name] = p.Worker
 	}
-	b := runBounds(cfg)
-	// The earliest fault kept in the dry run that kills, stops or cuts off
-	// a node: the milestones after it are the recovery's.
-	recovery := engine.Time(-1)
-	for i, s := range specs {
-		if aimable(s) && !slices.Contains(chosen, i) && (recovery < 0 || s.At < recovery) {
-			recovery = s.At
+	switch a.rng.IntN(4) {
+	case 0:
+		a.retime()
+	case 1, 2:
+		a.followUp()
+	default:
+		return cfg, nil
+	}
+	slices.SortStableFunc(a.specs, func(x, y faults.Spec) int { return cmp.Compare(x.At, y.At) })
+	cfg.Faults = make([]string, len(a.specs))
+	for i, s := range a.specs {
+		cfg.Faults[i] = s.String()
+	}
+	return cfg, a.notes
+}
+
+// aimer holds one run's aiming.
+type aimer struct {
+	cfg    harness.Config
+	kinds  []string
+	rng    *rand.Rand
+	specs  []faults.Spec
+	dep    *engine.Deployment
+	b      faults.Bounds
+	nodeOf map[string]int
+	notes  []string
+}
+
+// retime moves each crash, pause and partition, with probability
+// 1/aimOdds, just after a milestone of the dry run without them.
+func (a *aimer) retime() {
+	var chosen []int
+	for i, s := range a.specs {
+		if aimable(s) && a.rng.IntN(aimOdds) == 0 {
+			chosen = append(chosen, i)
 		}
 	}
-	var notes []string
+	if len(chosen) == 0 {
+		return
+	}
+	marks, err := a.dryRun(chosen)
+	if err != nil || len(marks) == 0 {
+		return
+	}
 	for _, i := range chosen {
-		s := specs[i]
+		s := a.specs[i]
 		// Where the drawn fault could start and still end (or restart)
 		// before 80% of the input, as schedule.go draws them.
-		lo, late := cfg.Duration/10, cfg.Duration*8/10-away(s, b)
-		if recovery >= 0 && rng.IntN(2) == 0 && hasMark(marks, max(lo, recovery), late) {
-			// Half the time, a milestone of the recovery from that
-			// fault: the first checkpoint after a restore, the replays
-			// after an ack timeout — where recovery bugs live.
-			lo = max(lo, recovery)
+		lo, late := a.cfg.Duration/10, a.cfg.Duration*8/10-away(s, a.b)
+		if s.Kind == faults.Crash && s.Restart != shortRestart && !hasMark(marks, lo, late) {
+			// The milestones come too late for the drawn restart delay:
+			// a quick restart lets the crash aim at them.
+			s.Restart = shortRestart
+			late = a.cfg.Duration*8/10 - shortRestart
 		}
-		// Each milestone kind is as likely as the others, however often it
-		// occurs (every sink commits once per checkpoint; the coordinator
-		// acknowledges it once).
-		byKind := map[string][]engine.Event{}
-		var present []string
-		for _, m := range marks {
-			if hasMark([]engine.Event{m}, lo, late) {
-				if byKind[m.Kind] == nil {
-					present = append(present, m.Kind)
-				}
-				byKind[m.Kind] = append(byKind[m.Kind], m)
-			}
-		}
-		if len(present) == 0 {
+		m, ok := a.pick(marks, lo, late)
+		if !ok {
 			continue
 		}
-		slices.SortFunc(present, func(a, b string) int { return cmp.Compare(slices.Index(kinds, a), slices.Index(kinds, b)) })
-		cands := byKind[present[rng.IntN(len(present))]]
-		m := cands[rng.IntN(len(cands))]
 		moved := s
-		moved.At = ceilMs(m.Time) + engine.Time(rng.IntN(int(aimWindow/engine.Millisecond)))*engine.Millisecond
+		moved.At = a.after(m)
 		if s.End > 0 {
 			moved.End = moved.At + (s.End - s.At)
 		}
-		if rng.IntN(retargetOdds) != 0 {
-			retarget(&moved, nodeOf, m.Proc)
+		if a.rng.IntN(retargetOdds) != 0 {
+			retarget(&moved, a.nodeOf, m.Proc)
 		}
-		trial := slices.Clone(specs)
-		trial[i] = moved
-		if faults.Check(trial, dep, b) != nil {
-			continue // it would overlap another fault: keep the drawn one
+		a.place(i, moved, m)
+	}
+}
+
+// followUp adds a crash just after a milestone of the recovery from the
+// run's first fault, on the milestone's node, found in a dry run of the run
+// as drawn.
+func (a *aimer) followUp() {
+	first := slices.MinFunc(a.specs, func(x, y faults.Spec) int { return cmp.Compare(x.At, y.At) })
+	marks, err := a.dryRun(nil)
+	if err != nil {
+		return
+	}
+	restart := []engine.Time{shortRestart, 300 * engine.Millisecond}[a.rng.IntN(2)]
+	m, ok := a.pick(marks, first.At+engine.Millisecond, a.cfg.Duration*8/10-restart)
+	if !ok {
+		return
+	}
+	s := faults.Spec{Kind: faults.Crash, At: a.after(m), Worker: -1, Restart: restart}
+	retarget(&s, a.nodeOf, m.Proc)
+	if s.Worker < 0 && !s.Master {
+		return // a process the deployment does not place
+	}
+	a.place(-1, s, m)
+}
+
+// pick chooses a milestone whose aimed fault would start in [lo, late]:
+// each milestone kind is as likely as the others, however often it occurs
+// (every sink commits once per checkpoint; the coordinator acknowledges it
+// once).
+func (a *aimer) pick(marks []engine.Event, lo, late engine.Time) (engine.Event, bool) {
+	byKind := map[string][]engine.Event{}
+	var present []string
+	for _, m := range marks {
+		if hasMark([]engine.Event{m}, lo, late) {
+			if byKind[m.Kind] == nil {
+				present = append(present, m.Kind)
+			}
+			byKind[m.Kind] = append(byKind[m.Kind], m)
 		}
-		specs[i] = moved
-		notes = append(notes, fmt.Sprintf("%s: %s after %s %d of %s (at %s in the dry run)", moved.String(), fmtTime(moved.At-m.Time), m.Kind, m.ID, m.Proc, fmtTime(m.Time)))
 	}
-	slices.SortStableFunc(specs, func(a, b faults.Spec) int { return cmp.Compare(a.At, b.At) })
-	cfg.Faults = make([]string, len(specs))
-	for i, s := range specs {
-		cfg.Faults[i] = s.String()
+	if len(present) == 0 {
+		return engine.Event{}, false
 	}
-	return cfg, notes
+	slices.SortFunc(present, func(x, y string) int { return cmp.Compare(slices.Index(a.kinds, x), slices.Index(a.kinds, y)) })
+	cands := byKind[present[a.rng.IntN(len(present))]]
+	return cands[a.rng.IntN(len(cands))], true
+}
+
+// after is a drawn time 0 to aimWindow after milestone m.
+func (a *aimer) after(m engine.Event) engine.Time {
+	return ceilMs(m.Time) + engine.Time(a.rng.IntN(int(aimWindow/engine.Millisecond)))*engine.Millisecond
+}
+
+// place puts aimed fault s in the schedule (replacing spec i, or added
+// when i < 0) unless the runtime could not run it beside the others (a
+// second crash of a worker still down, overlapping partitions).
+func (a *aimer) place(i int, s faults.Spec, m engine.Event) {
+	trial := slices.Clone(a.specs)
+	if i >= 0 {
+		trial[i] = s
+	} else {
+		trial = append(trial, s)
+	}
+	if faults.Check(trial, a.dep, a.b) != nil {
+		return
+	}
+	a.specs = trial
+	a.notes = append(a.notes, fmt.Sprintf("%s: %s after %s %d of %s (at %s in the dry run)", s.String(), fmtTime(s.At-m.Time), m.Kind, m.ID, m.Proc, fmtTime(m.Time)))
 }
 
 // hasMark reports whether a milestone can be aimed at in [lo, late].
@@ -203,12 +271,12 @@ func retarget(s *faults.Spec, nodeOf map[string]int, proc string) {
 	}
 }
 
-// dryRun runs cfg without the faults chosen for aiming, without the
-// observer, and returns its milestone events in time order.
-func dryRun(cfg harness.Config, specs []faults.Spec, chosen []int, kinds []string) ([]engine.Event, error) {
-	dry := cfg
+// dryRun runs the configuration without the faults chosen for aiming,
+// without the observer, and returns its milestone events in time order.
+func (a *aimer) dryRun(chosen []int) ([]engine.Event, error) {
+	dry := a.cfg
 	dry.Faults = nil
-	for i, s := range specs {
+	for i, s := range a.specs {
 		if !slices.Contains(chosen, i) {
 			dry.Faults = append(dry.Faults, s.String())
 		}
@@ -221,11 +289,11 @@ func dryRun(cfg harness.Config, specs []faults.Spec, chosen []int, kinds []strin
 	}
 	var marks []engine.Event
 	for _, e := range out.Events {
-		if slices.Contains(kinds, e.Kind) {
+		if slices.Contains(a.kinds, e.Kind) {
 			marks = append(marks, e)
 		}
 	}
-	slices.SortStableFunc(marks, func(a, b engine.Event) int { return cmp.Compare(a.Time, b.Time) })
+	slices.SortStableFunc(marks, func(x, y engine.Event) int { return cmp.Compare(x.Time, y.Time) })
 	return marks, nil
 }
 

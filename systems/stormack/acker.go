@@ -167,4 +167,7 @@ const (
 	// evOffsetCommitted: a spout's offset commit is durable (Value: the
 	// offset a restart resumes from).
 	evOffsetCommitted = "offset_committed"
+	// evCommittedPastReplay: an offset commit that moves past a tuple
+	// queued for replay since the previous such commit is durable.
+	evCommittedPastReplay = "offset_committed_past_replay"
 )

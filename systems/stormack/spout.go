@@ -63,8 +63,14 @@ type spout struct {
 	acked     []bool
 	committed int64 // the durable resume offset
 	writing   bool
-	storeKey  string
-	scratch   []engine.ProcID
+	// replayLow is the lowest offset queued for replay since the last
+	// commit that moved past one (-1: none); pastReplay says whether the
+	// commit being written moves past it (a milestone: the spout's
+	// progress passes tuples that failed).
+	replayLow  int64
+	pastReplay bool
+	storeKey   string
+	scratch    []engine.ProcID
 }
 
 const (
@@ -76,11 +82,12 @@ const (
 func newSpout(t *topo, i int) *spout {
 	return &spout{
 		t: t, part: int32(i), self: i,
-		reader:   stream.SourceReader{W: t.job.Workload, Log: t.job.Log, Part: int32(i)},
-		router:   t.g.Router(-1, i),
-		pending:  map[uint64]tree{},
-		timedOut: map[uint64]struct{}{},
-		storeKey: "stormack/spout-offset/" + strconv.Itoa(i),
+		reader:    stream.SourceReader{W: t.job.Workload, Log: t.job.Log, Part: int32(i)},
+		router:    t.g.Router(-1, i),
+		pending:   map[uint64]tree{},
+		timedOut:  map[uint64]struct{}{},
+		storeKey:  "stormack/spout-offset/" + strconv.Itoa(i),
+		replayLow: -1,
 	}
 }
 
@@ -206,8 +213,8 @@ func (s *spout) expire(ctx engine.Ctx) {
 		}
 		s.timedOut[root] = struct{}{}
 		s.toQueue = append(s.toQueue, deadlineEntry{root: root, at: now + ackerBuckets*s.t.timeout})
-		s.replays = append(s.replays, tr.off)
-		if mutantTimeoutCommits {
+		s.queueReplay(tr.off)
+		if mutantTimeoutCommits && tr.off >= s.base {
 			s.acked[tr.off-s.base] = true // the mutant: handled once queued
 		}
 	}
@@ -244,7 +251,11 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case engine.KindStoreDone:
 		s.writing = false
 		s.committed = max(s.committed, m.Val)
-		ctx.Record(engine.Event{Kind: evOffsetCommitted, ID: int64(s.part), Value: s.committed})
+		kind := evOffsetCommitted
+		if s.pastReplay {
+			kind = evCommittedPastReplay
+		}
+		ctx.Record(engine.Event{Kind: kind, ID: int64(s.part), Value: s.committed})
 		return
 	case engine.KindStoreFailed:
 		// The offset stays where it was durable; the next commit
@@ -278,7 +289,7 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	delete(s.pending, m.Key)
 	if m.Kind == kindFailed {
 		ctx.Count(cFailedExplicit, 1)
-		s.replays = append(s.replays, tr.off)
+		s.queueReplay(tr.off)
 		s.kick(ctx)
 		return
 	}
@@ -316,7 +327,19 @@ func (s *spout) commit(ctx engine.Ctx) {
 		return
 	}
 	s.writing = true
+	s.pastReplay = s.replayLow >= 0 && s.base > s.replayLow
+	if s.pastReplay {
+		s.replayLow = -1
+	}
 	ctx.Store().Put(s.storeKey, s.base, 8, s.base)
+}
+
+// queueReplay queues the record at off for re-emission.
+func (s *spout) queueReplay(off int64) {
+	s.replays = append(s.replays, off)
+	if s.replayLow < 0 || off < s.replayLow {
+		s.replayLow = off
+	}
 }
 
 // topo is what every process of a compiled job shares (immutable once

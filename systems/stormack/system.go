@@ -50,10 +50,15 @@ func (system) Flags() []systems.Flag {
 }
 
 // Milestones: a spout's offset commit becoming durable (a restart resumes
-// there) and a spout's first ack timeout (its trees are failed and queued
-// for replay). Trees complete continuously, a few every millisecond, so a
-// fault at any time already lands just after some tree's completion.
-func (system) Milestones(string) []string { return []string{evOffsetCommitted, evTimeoutReplay} }
+// there), the rarer commit that moves past tuples that failed and were
+// queued for replay (the spout's progress passing its replays: where Storm's
+// Kafka spout has had its offset bugs), and an ack timeout (trees failed
+// and queued for replay). Trees complete continuously, a few every
+// millisecond, so a fault at any time already lands just after some tree's
+// completion.
+func (system) Milestones(string) []string {
+	return []string{evOffsetCommitted, evCommittedPastReplay, evTimeoutReplay}
+}
 
 // Claim: replays after an ack timeout apply effects again (at least once),
 // and the external aggregate survives crashes and only grows (monotonic).
