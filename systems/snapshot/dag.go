@@ -228,6 +228,9 @@ func (t *task) Timer(ctx engine.Ctx, id int64) {
 	if id == timerTxnRetry && t.sink != nil {
 		t.sink.txns.Rewrite(ctx, t.sink.put)
 	}
+	if mutantSinkDeleteBeforeCommit && t.sink != nil {
+		t.sink.mutant.timer(ctx, t.sink.self, id)
+	}
 }
 
 func (t *task) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {

@@ -35,9 +35,13 @@ type sinkTxns struct {
 	// txns are the pre-committed transactions; the snapshots that list one
 	// wait for its record to be durable.
 	txns checkpoint.Precommitted[[]engine.Commit]
+	// mutant holds the commits and record deletions in flight of the
+	// ftbench_mutant_sink_delete_before_commit build (empty in every other).
+	mutant mutantCommits
 }
 
-// timerTxnRetry is the sink task's only timer.
+// timerTxnRetry is the sink task's only timer (timerMutantCommit and
+// timerMutantDelete are the mutant's).
 const timerTxnRetry = 1
 
 func txnKey(sink engine.ProcID, n int64) string { return fmt.Sprintf("snapshot/txn/%d/%d", sink, n) }
@@ -77,6 +81,10 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 			ctx.Record(engine.Event{Kind: "sink_commit_fenced", ID: t.ID})
 			return
 		}
+		if mutantSinkDeleteBeforeCommit {
+			s.mutant.send(ctx, t)
+			return
+		}
 		engine.CommitAll(ctx, t.Effects)
 		ctx.Store().Delete(txnKey(s.self, t.ID))
 		ctx.Record(engine.Event{Kind: evSinkCommit, ID: t.ID})
@@ -102,3 +110,47 @@ func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
 
 // evSinkCommit: a sink committed a pre-committed transaction (a milestone).
 const evSinkCommit = "sink_commit"
+
+// The ftbench_mutant_sink_delete_before_commit build's sink
+// (mutant_sink_delete_before_commit_off.go): a commit and the deletion of
+// its transaction's record are sent to the output system together, and
+// land after different delays.
+const (
+	// mutantCommitLatency: a commit lands (its effects become visible)
+	// this long after it is sent: the output system's commit round trip,
+	// its commit markers replicated.
+	mutantCommitLatency = 1500 * engine.Microsecond
+	timerMutantCommit   = 2
+	timerMutantDelete   = 3
+)
+
+// mutantCommits are the mutant sink's commits and record deletions in
+// flight, oldest first (each kind has one delay, so its timers fire in the
+// order they were set).
+type mutantCommits struct {
+	commits [][]engine.Commit
+	deletes []int64
+}
+
+// send starts committing transaction t: the deletion of its record lands a
+// network round trip from now, the commit mutantCommitLatency from now.
+func (m *mutantCommits) send(ctx engine.Ctx, t checkpoint.Txn[[]engine.Commit]) {
+	ctx.Record(engine.Event{Kind: evSinkCommit, ID: t.ID})
+	m.deletes = append(m.deletes, t.ID)
+	ctx.After(2*ctx.Cost().NetLatency, timerMutantDelete)
+	m.commits = append(m.commits, t.Effects)
+	ctx.After(mutantCommitLatency, timerMutantCommit)
+}
+
+// timer lands the oldest deletion or commit in flight.
+func (m *mutantCommits) timer(ctx engine.Ctx, sink engine.ProcID, id int64) {
+	switch {
+	case id == timerMutantDelete && len(m.deletes) > 0:
+		ctx.Store().Delete(txnKey(sink, m.deletes[0]))
+		m.deletes = m.deletes[1:]
+	case id == timerMutantCommit && len(m.commits) > 0:
+		engine.CommitAll(ctx, m.commits[0])
+		m.commits[0] = nil
+		m.commits = m.commits[1:]
+	}
+}
