@@ -9,6 +9,10 @@
 # Runs are one at a time per mutant, --jobs 2. The pinned catching seeds CI
 # replays are the pinned list below.
 #   scripts/mutants.sh --pinned          replay each mutant's pinned catching run (CI)
+#   scripts/mutants.sh --milestones [RUNS]
+#                                        the milestone mutants against seeds 1-5: the
+#                                        run that first caught each, with aiming and
+#                                        with --aim=false (docs/torture.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +27,10 @@ pinned=(
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p --seed 11260839177826854807 --duration 3s --parallelism 2 --workers 3 --rate 2400 --snapshot-interval 500ms --observe"
   "ftbench_mutant_unfenced_zombie|--system barrier --workload wordcount --seed 13346477929581671880 --duration 2.6s --parallelism 4 --workers 2 --slots 16 --rate 3900 --fault partition@509ms-2.6s:worker=0 --checkpoint-interval 500ms --checkpoints-retained 64 --failover full --max-concurrent-checkpoints 2 --sink 2pc --tolerable-failed-checkpoints 3 --observe"
   "ftbench_mutant_epoch_first|--system barrier --workload wordcount --seed 11260839177826854807 --duration 1s --parallelism 2 --workers 3 --rate 2400 --fault crash@506ms:worker=0 --checkpoint-interval 500ms --sink 2pc --observe"
+  "ftbench_mutant_discard_before_durable|--system barrier --variant sync --workload wordcount --seed 8435646525660163353 --duration 1.7s --parallelism 2 --workers 4 --rate 3300 --fault crash@1.509s:master,restart=300ms --checkpoint-interval 500ms --checkpoint-timeout 200ms --checkpoints-retained 1 --failover region --full-checkpoint-every 2 --incremental true --sink 2pc --tolerable-failed-checkpoints 0 --observe"
+  "ftbench_mutant_early_wal_clean|--system lineage --variant upstream --workload wordcount --seed 6691608647826748915 --duration 1.7s --parallelism 4 --workers 4 --rate 8100 --fault crash@1.525s:master,restart=300ms --batch-interval 250ms --checkpoint-every 2 --shuffle-partitions 0 --speculation false --observe"
+  "ftbench_mutant_sink_delete_before_commit|--system snapshot --variant cl --workload wordcount --seed 6691608647826748915 --duration 800ms --parallelism 4 --workers 4 --rate 8100 --fault crash@612ms:worker=3,restart=300ms --checkpoint-interval 200ms --observe"
+  "ftbench_mutant_timeout_commits|--system stormack --workload wordcount --seed 8435646525660163353 --duration 1.1s --parallelism 2 --workers 4 --rate 3300 --fault partition@0s-1.085s:worker=1 --ack-timeout 1s --ackers workers --max-spout-pending 5000 --offset-commit-interval 1s --observe"
 )
 if [ "${1:-}" = "--pinned" ]; then
   tmp=$(mktemp -d)
@@ -53,6 +61,46 @@ if [ "${1:-}" = "--pinned" ]; then
   exit $status
 fi
 
+# The milestone mutants: tag | torture arguments (docs/torture.md, "Aiming
+# at milestones"). Each must be caught within 200 runs by each of seeds 1-5.
+milestone_mutants=(
+  "ftbench_mutant_discard_before_durable|--system barrier"
+  "ftbench_mutant_early_wal_clean|--system lineage"
+  "ftbench_mutant_sink_delete_before_commit|--system snapshot --workload wordcount"
+  "ftbench_mutant_timeout_commits|--system stormack"
+)
+if [ "${1:-}" = "--milestones" ]; then
+  runs=${2:-200}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  status=0
+  printf '%-42s %-12s %-7s %-7s %-7s %-7s %-7s\n' mutant torture seed1 seed2 seed3 seed4 seed5
+  for m in "${milestone_mutants[@]}"; do
+    tag=${m%%|*}
+    args=${m#*|}
+    go build -tags "$tag" -o "$tmp/bench" ./cmd/bench
+    # Only the aimed row must catch on every seed; --aim=false shows
+    # what aiming adds.
+    for aim in true false; do
+      row=$(printf '%-42s %-12s' "$tag" "--aim=$aim")
+      for seed in 1 2 3 4 5; do
+        # shellcheck disable=SC2086 # $args holds several flags
+        out=$("$tmp/bench" torture $args --aim="$aim" --runs "$runs" --seed "$seed" --jobs 2 --stop \
+              --out "$tmp/$tag-$aim-$seed" 2>/dev/null || true)
+        first=$(grep -m1 -oE '^run [0-9]+ CLAIM BROKEN' <<<"$out" | grep -oE '[0-9]+' || true)
+        if [ -z "$first" ]; then
+          row+=$(printf ' %-7s' missed)
+          [ "$aim" = true ] && status=3
+        else
+          row+=$(printf ' %-7s' "$((first + 1))")
+        fi
+      done
+      echo "$row"
+    done
+  done
+  exit $status
+fi
+
 seed=${1:-1}
 runs=${2:-200}
 tmp=$(mktemp -d)
@@ -68,6 +116,7 @@ mutants=(
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p"
   "ftbench_mutant_unfenced_zombie|--system barrier --sink 2pc"
   "ftbench_mutant_epoch_first|--system barrier --sink 2pc"
+  "${milestone_mutants[@]}"
 )
 status=0
 printf '%-46s %-8s %-8s %s\n' mutant caught-by faults shrunk-replay

@@ -71,6 +71,9 @@ type Options struct {
 	ShrinkBudget int
 	Out          string // results root; "" writes nothing
 	Now          func() time.Time
+	// NoAim leaves every drawn schedule as drawn: no fault is aimed at
+	// the system's milestones (aim.go).
+	NoAim bool
 	// Stop ends the campaign at the first broken run: no new runs start,
 	// the ones running finish. Every run before the first broken one has
 	// run, so which run that is does not depend on the number of jobs.
@@ -261,7 +264,8 @@ func CampaignID(opt Options) string {
 		Base                       harness.Config
 		Fixed                      Fixed
 		Runs, Shrink, ShrinkBudget int
-	}{opt.Base, opt.Fixed, opt.Runs, opt.Shrink, budget})
+		NoAim                      bool `json:",omitempty"` // campaigns from before aiming keep their id
+	}{opt.Base, opt.Fixed, opt.Runs, opt.Shrink, budget, opt.NoAim})
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:6])
 }
@@ -303,8 +307,10 @@ func execute(opt Options, i int) *Run {
 		r.Class, r.Problem = Errored, "drawing the schedule: "+err.Error()
 		return r
 	}
-	cfg, r.Aimed = aim(cfg, seed)
-	r.Config = cfg
+	if !opt.NoAim {
+		cfg, r.Aimed = aim(cfg, seed)
+		r.Config = cfg
+	}
 	r.Faults, r.Replay = cfg.Faults, cfg.ReplayCommand()
 	out, err := harness.Execute(cfg)
 	if err != nil {

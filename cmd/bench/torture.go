@@ -33,6 +33,7 @@ func tortureCommand() *cli.Command {
 			&cli.IntFlag{Name: "shrink", Value: 3, Usage: "broken runs to shrink, lowest first (0: none)"},
 			&cli.IntFlag{Name: "shrink-budget", Value: torture.DefaultShrinkBudget, Usage: "most runs one shrink executes"},
 			&cli.BoolFlag{Name: "stop", Usage: "stop starting runs after the first broken one (then shrink it)"},
+			&cli.BoolFlag{Name: "aim", Value: true, Usage: "aim some crashes, pauses and partitions just after the system's protocol milestones (--aim=false: the schedules as drawn)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -84,6 +85,7 @@ func tortureCommand() *cli.Command {
 			}
 			opts.Progress, opts.Base, opts.Runs, opts.Jobs, opts.Out = progress, cfg, c.Int("runs"), c.Int("jobs"), out
 			opts.Shrink, opts.ShrinkBudget, opts.Stop = c.Int("shrink"), c.Int("shrink-budget"), c.Bool("stop")
+			opts.NoAim = !c.Bool("aim")
 			opts.Jobs = jobs
 			if cfg.Runtime == harness.RuntimeLive && !c.IsSet("jobs") {
 				opts.Jobs = 1 // live runs compete for the machine's real cores
