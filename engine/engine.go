@@ -258,6 +258,17 @@ type Deployment struct {
 	Procs []ProcSpec
 	// Coordinator receives failure notifications; -1 for none.
 	Coordinator ProcID
+	// LocalTransfer: a message between two processes on the same worker
+	// goes through an in-process queue, neither serialized nor sent over
+	// the network: the sender pays CostModel.SendCPU only (no
+	// SerdePerByte), and a flushed buffer arrives at once (no wire time,
+	// no NetLatency). Storm's ExecutorTransfer hands a tuple for an
+	// executor of the same worker to that executor's receive queue as an
+	// object and serializes only what goes to another worker. Flink
+	// serializes every record that crosses a task boundary, also within a
+	// TaskManager, so only stormack sets it. The simulator honours it; the
+	// live runtime sends every message through its channels as before.
+	LocalTransfer bool
 }
 
 // Lookup returns the id of the process named name.

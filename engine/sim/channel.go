@@ -150,6 +150,9 @@ func (s *Sim) newChannel(from, to *proc) *channel {
 func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	q := s.mustProc(to)
 	d := p.cost.SendCost(m.Size)
+	if s.local(p, q) {
+		d = p.cost.SendCPU // handed over as an object: no serialization
+	}
 	p.clock += d
 	p.cpu += d
 	ch := s.channel(p, q)
@@ -197,6 +200,13 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	}
 }
 
+// local reports whether a message from p to q goes through an in-process
+// queue (engine.Deployment.LocalTransfer): both placed, now, on the same
+// worker.
+func (s *Sim) local(p, q *proc) bool {
+	return s.dep.LocalTransfer && p.worker >= 0 && p.worker == q.worker
+}
+
 // flush puts the sender's buffer on the wire. A buffer never holds data
 // for a process that is down (its crash reset the channel and later sends
 // are dropped), but the check keeps a flush timer armed across a crash
@@ -216,6 +226,10 @@ func (s *Sim) flush(ch *channel, at engine.Time) {
 func (s *Sim) transmit(ch *channel, items []item, bodies []bodyAt, bytes int, first uint64, at engine.Time, prio bool) {
 	start := max(at, ch.linkFree)
 	xfer := engine.Time(float64(bytes) / s.cost.NetBandwidth * 1e9)
+	latency := s.cost.NetLatency
+	if s.local(ch.from, ch.to) {
+		xfer, latency = 0, 0 // an in-process queue, not the network
+	}
 	if rate, until := s.throttleRate(ch, start); rate > 0 {
 		data := 0
 		for i := range items {
@@ -234,7 +248,7 @@ func (s *Sim) transmit(ch *channel, items []item, bodies []bodyAt, bytes int, fi
 		}
 		xfer = max(xfer, slow)
 	}
-	arrive := start + xfer + s.cost.NetLatency
+	arrive := start + xfer + latency
 	var orig []int32
 	if prio {
 		ch.prioArrive = max(ch.prioArrive, arrive)

@@ -54,6 +54,11 @@
 // keyed state update per record. The spout's pending-map insert is part of
 // emitting the record and is covered by SourceRecord. No other overhead is
 // added: the acking cost in throughput is those messages and updates.
+// Between executors of one worker, tuples and acks go through an in-process
+// queue unserialized (engine.Deployment.LocalTransfer: Storm's
+// ExecutorTransfer serializes only what leaves the worker), so such a send
+// costs SendCPU alone and no network; every ftbench worker is one Storm
+// worker process.
 //
 // Crashes. A crash loses the tasks' memory: bolts' in-flight tuples,
 // ackers' checksums, spouts' pending trees. Those trees cannot complete, so

@@ -123,7 +123,9 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	t.plan, t.sink, t.fused = compilePlan(plan)
 	t.sinkCost = job.Cost.For(t.sink.Name)
 	last := len(t.plan.Stages) - 1
-	dep := &engine.Deployment{Coordinator: -1}
+	// Tuples between executors of one worker skip serialization and the
+	// network (Storm's ExecutorTransfer: a local receive queue).
+	dep := &engine.Deployment{Coordinator: -1, LocalTransfer: true}
 	// The external store the sink writes to: one partition per sink
 	// instance, created here and not in the task, because it is not the
 	// task's memory and survives the task's crash.
