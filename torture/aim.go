@@ -109,7 +109,12 @@ func aim(cfg harness.Config, seed uint64) (harness.Config, []string) {
 	return cfg, a.notes
 }
 
-// aimer holds one run's aiming.
+// aimer is one run's targeted nemesis, as Jepsen's are: it reads where the
+// protocol will be (the dry run's milestones) and puts faults there. Its
+// invariants: every fault it places passes faults.Check beside the others
+// (or is not placed), each still ends or restarts before 80% of the input,
+// and every draw comes from its own stream, so the schedule stays a pure
+// function of the run's seed.
 type aimer struct {
 	cfg    harness.Config
 	kinds  []string
