@@ -326,3 +326,27 @@ func TestRetainedCheckpointsStayAudited(t *testing.T) {
 		}
 	}
 }
+
+// ReliesOnFIFO follows the props table, per variant and workload.
+func TestReliesOnFIFO(t *testing.T) {
+	for _, tc := range []struct {
+		system, variant, workload string
+		want                      bool
+	}{
+		{"barrier", "", "wordcount", true},
+		{"barrier", "unaligned", "wordcount", true},
+		{"lineage", "", "wordcount", true},
+		{"stormack", "", "wordcount", false},
+		{"none", "", "wordcount", false},
+		{"snapshot", "cl", "wordcount", true},
+		{"snapshot", "cl", "bank-p2p", false},
+		{"snapshot", "lai-yang", "bank-p2p", false},
+		{"nope", "", "wordcount", false},
+	} {
+		cfg := base(tc.system)
+		cfg.Variant, cfg.Workload = tc.variant, tc.workload
+		if got := ReliesOnFIFO(cfg); got != tc.want {
+			t.Errorf("%s/%s on %s: ReliesOnFIFO = %v, want %v", tc.system, tc.variant, tc.workload, got, tc.want)
+		}
+	}
+}

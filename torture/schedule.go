@@ -74,6 +74,19 @@ func PropsOf(system, variant string) Props {
 	return props[system]
 }
 
+// ReliesOnFIFO reports whether run cfg's system (its variant, on its
+// workload) relies on FIFO channels, by the props table: a reorder window
+// then breaks its claim by construction, which is why torture never draws
+// one for it. False when cfg names no system or variant.
+func ReliesOnFIFO(cfg harness.Config) bool {
+	r, _, ok := resolve(cfg)
+	if !ok {
+		return false
+	}
+	p := PropsOf(cfg.System, r.variant)
+	return !p.Reorder && !(r.p2p && p.ReorderP2P)
+}
+
 // Fixed says which workload parameters the user set; the others are drawn.
 type Fixed struct{ Duration, Rate, Parallelism, Workers bool }
 
