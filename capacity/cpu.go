@@ -131,13 +131,18 @@ func measuredRun(cfg harness.Config) (*harness.Outcome, *CPUUse, error) {
 	return out, use, nil
 }
 
-// assumedCores is the cores a run of cfg assumes: --workers x --cores.
+// assumedCores is the cores a run of cfg assumes: --workers x the cores
+// per worker, as the run resolves them (--cores, else --cost cores=N, else
+// the cost model's default).
 func assumedCores(cfg harness.Config) int {
-	cores := cfg.Cores
-	if cores == 0 {
-		cores = engine.DefaultCost().Cores
+	cost := engine.DefaultCost()
+	for _, o := range cfg.CostOverride {
+		_ = cost.Set(o) // a bad override is refused before any search
 	}
-	return cfg.Workers * cores
+	if cfg.Cores > 0 {
+		cost.Cores = cfg.Cores
+	}
+	return cfg.Workers * cost.Cores
 }
 
 // coresNote says, for a live search, when the run assumes more cores than

@@ -135,3 +135,29 @@ func TestLiveProbeRecordsCPU(t *testing.T) {
 		t.Fatalf("a simulated probe: cpu %+v, %v", sim.CPU, err)
 	}
 }
+
+// The cores a run assumes are the ones it resolves: --cores, else
+// --cost cores=N, else the cost model's default, times the workers.
+func TestAssumedCoresFollowsTheRun(t *testing.T) {
+	def := engine.DefaultCost().Cores
+	for _, tc := range []struct {
+		name     string
+		cores    int
+		override []string
+		want     int
+	}{
+		{"default", 0, nil, 3 * def},
+		{"--cores", 2, nil, 6},
+		{"--cost cores=N", 0, []string{"cores=8"}, 24},
+		{"--cores and an equal override", 8, []string{"cores=8"}, 24},
+		{"another override", 0, []string{"net-latency=1ms"}, 3 * def},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := harness.DefaultConfig()
+			cfg.Workers, cfg.Cores, cfg.CostOverride = 3, tc.cores, tc.override
+			if got := assumedCores(cfg); got != tc.want {
+				t.Errorf("assumedCores = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
