@@ -140,11 +140,17 @@ func (r *runner) phases(i int, rec *float64) *Phases {
 			until = min(until, o.At)
 		}
 	}
+	// The fault's own worker, where the spec names one (two faults at the
+	// same instant must not share one's steps).
+	want, known := faults.WorkerOf(s, r.dep)
+	known = known && s.Sides == ""
 	worker := int64(-1)
-	// The first worker crash at or after the fault's time: the simulator
-	// records it at s.At exactly, the live runtime a moment later.
+	// The first crash, pause or cut of that worker at or after the fault's
+	// time: the simulator records it at s.At exactly, the live runtime a
+	// moment later.
 	for _, e := range r.events {
-		if (e.Kind == "worker_crash" || e.Kind == "worker_pause" || e.Kind == "partition_start") && e.Time >= s.At && e.Time < until {
+		if (e.Kind == "worker_crash" || e.Kind == "worker_pause" || e.Kind == "partition_start") && e.Time >= s.At && e.Time < until &&
+			(!known || e.ID == int64(want)) {
 			worker = e.ID
 			break
 		}

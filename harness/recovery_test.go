@@ -2,6 +2,7 @@ package harness
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"ftbench/engine"
@@ -158,6 +159,31 @@ func TestRecoveryPhasesFromEvents(t *testing.T) {
 	}
 	if got := *p.RestoredS + *p.CatchUpS; math.Abs(got-*r.RecoveryTimeS) > 0.0015 {
 		t.Errorf("restored %v + catch-up %v != recovery %v", *p.RestoredS, *p.CatchUpS, *r.RecoveryTimeS)
+	}
+}
+
+// Two crashes at the same instant each get their own worker's steps: the
+// worker restarted after 300 ms and the one restarted after 1 s.
+func TestSimultaneousCrashesKeepTheirOwnPhases(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.System = "barrier"
+	cfg.Duration = 5 * engine.Second
+	cfg.Rate = 20_000
+	cfg.Faults = []string{"crash@2s:worker=1,restart=1s", "crash@2s:worker=0,restart=300ms"}
+	r := runCfg(t, cfg)
+	if len(r.Recoveries) != 2 {
+		t.Fatalf("recoveries %+v", r.Recoveries)
+	}
+	up := map[string]float64{}
+	for _, rec := range r.Recoveries {
+		if rec.Phases == nil || rec.Phases.WorkerUpS == nil {
+			t.Fatalf("%s: no worker_up phase: %+v", rec.Fault, rec.Phases)
+		}
+		up[rec.Fault] = *rec.Phases.WorkerUpS
+	}
+	want := map[string]float64{"crash@2s:worker=0,restart=300ms": 0.3, "crash@2s:worker=1,restart=1s": 1}
+	if !reflect.DeepEqual(up, want) {
+		t.Errorf("worker up after each crash: %v, want %v", up, want)
 	}
 }
 
