@@ -373,11 +373,19 @@ func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir 
 	fmt.Fprintf(w, "results:     %s (%s %.1fs, %d events, %.2fs wall)\n", dir, clock, r.SimTimeS, r.SimEvents, r.Host.WallTimeS)
 }
 
-// overloadWarning is the one line bench run prints for an overloaded run
-// ("" otherwise): its throughput and latency are not a steady state the
-// system sustains, because the source lag kept growing.
+// overloadWarning is the one line bench run prints for an overloaded run:
+// its throughput and latency are not a steady state the system sustains,
+// because the source lag kept growing. A run the lag trend could not judge
+// (too few points before the first fault) says so and why, so that no
+// warning is not read as "sustained". "" for a sustained run.
 func overloadWarning(r *harness.Result) string {
-	if r.Overloaded == nil || !*r.Overloaded {
+	if r.Overloaded == nil {
+		if r.LagTrend.Reason == "" {
+			return ""
+		}
+		return "overload:    not judged: " + r.LagTrend.Reason
+	}
+	if !*r.Overloaded {
 		return ""
 	}
 	return fmt.Sprintf("warning:     OVERLOADED: offered %.0f records/s, source lag grows by %.0f records/s before the first fault (not a sustained rate; see bench capacity)",
