@@ -204,7 +204,7 @@ func (a *aimer) pick(marks []engine.Event, lo, late engine.Time) (engine.Event, 
 	byKind := map[string][]engine.Event{}
 	var present []string
 	for _, m := range marks {
-		if hasMark([]engine.Event{m}, lo, late) {
+		if fits(m, lo, late) {
 			if byKind[m.Kind] == nil {
 				present = append(present, m.Kind)
 			}
@@ -243,10 +243,14 @@ func (a *aimer) place(i int, s faults.Spec, m engine.Event) {
 
 // hasMark reports whether a milestone can be aimed at in [lo, late].
 func hasMark(marks []engine.Event, lo, late engine.Time) bool {
-	return slices.ContainsFunc(marks, func(m engine.Event) bool {
-		at := nextMs(m.Time)
-		return at >= lo && at+aimWindow <= late
-	})
+	return slices.ContainsFunc(marks, func(m engine.Event) bool { return fits(m, lo, late) })
+}
+
+// fits reports whether a fault aimed after milestone m starts in [lo,
+// late] wherever in its window it lands.
+func fits(m engine.Event, lo, late engine.Time) bool {
+	at := nextMs(m.Time)
+	return at >= lo && at+aimWindow <= late
 }
 
 // aimable: the faults that kill, stop or cut off a node.

@@ -93,7 +93,7 @@ func applicable(cfg harness.Config) map[string]bool {
 	}
 	variant, p2p, opt := r.variant, r.p2p, r.opt
 	p := PropsOf(cfg.System, variant)
-	reorder := p.Reorder || (p2p && p.ReorderP2P)
+	reorder := p.Reorders(p2p)
 	a := map[string]bool{}
 	set := func(paths ...string) {
 		for _, q := range paths {

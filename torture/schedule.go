@@ -66,6 +66,10 @@ var props = map[string]Props{
 	"snapshot/mattern":  {Reorder: true, Store: true},
 }
 
+// Reorders reports whether reorder windows are drawn for a system with
+// these properties on a peer-to-peer workload (p2p) or a dataflow.
+func (p Props) Reorders(p2p bool) bool { return p.Reorder || (p2p && p.ReorderP2P) }
+
 // PropsOf returns the properties of a system's variant.
 func PropsOf(system, variant string) Props {
 	if p, ok := props[system+"/"+variant]; ok {
@@ -83,8 +87,7 @@ func ReliesOnFIFO(cfg harness.Config) bool {
 	if !ok {
 		return false
 	}
-	p := PropsOf(cfg.System, r.variant)
-	return !p.Reorder && !(r.p2p && p.ReorderP2P)
+	return !PropsOf(cfg.System, r.variant).Reorders(r.p2p)
 }
 
 // Fixed says which workload parameters the user set; the others are drawn.
@@ -182,7 +185,7 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 		return cfg, err
 	}
 	drawSlots(engine.NewRand(engine.ChildSeed(seed, "torture/slots")), &cfg, dep)
-	reorder := p.Reorder || (p2p && p.ReorderP2P)
+	reorder := p.Reorders(p2p)
 	g := &drawer{rng: rng, cfg: &cfg, dep: dep, reorder: reorder, store: p.Store, mayCrash: !p2p, interval: interval, planOps: w.Plan().OpNames()}
 	if cfg.Runtime == harness.RuntimeLive {
 		// The live runtime has no simulated links (no throttle or

@@ -388,7 +388,7 @@ func workloadStage(g *stream.Graph, s int) *workloads.Stage { return &g.Plan.Sta
 // restorable), the metadata durable (the commit notices go out to the 2PC
 // sinks), and a sink's commit of its pre-committed transaction.
 func (system) Milestones(string) []string {
-	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, evSinkCommit}
+	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, checkpoint.EventSinkCommit}
 }
 
 // CommitCycle: the 2PC sink makes a checkpoint interval's effects visible

@@ -212,7 +212,7 @@ func commitTxn(ctx engine.Ctx, id int64, effects txnEffects, own bool) {
 	ctx.Count("barrier_sink_commits", 1)
 	// sink_precommit ... sink_commit is the window of a pending
 	// transaction: a crash in it must neither lose nor repeat it.
-	ctx.Record(engine.Event{Kind: evSinkCommit, ID: id})
+	ctx.Record(engine.Event{Kind: checkpoint.EventSinkCommit, ID: id})
 }
 
 // recover is a deployed sink's start (Flink's initializeState): it
@@ -262,6 +262,3 @@ func (s *sink) initTransactions(ctx engine.Ctx) {
 	ctx.Store().Put(epochKey(ctx.Self(), s.epoch), s.epoch, epochBytes, epochToken)
 	ctx.Record(engine.Event{Kind: "sink_epoch", Value: s.epoch})
 }
-
-// evSinkCommit: a sink committed a pre-committed transaction (a milestone).
-const evSinkCommit = "sink_commit"

@@ -87,7 +87,7 @@ func (s *sinkTxns) commit(ctx engine.Ctx, n int64) {
 		}
 		engine.CommitAll(ctx, t.Effects)
 		ctx.Store().Delete(txnKey(s.self, t.ID))
-		ctx.Record(engine.Event{Kind: evSinkCommit, ID: t.ID})
+		ctx.Record(engine.Event{Kind: checkpoint.EventSinkCommit, ID: t.ID})
 	})
 }
 
@@ -104,12 +104,9 @@ func (s *sinkTxns) restore(ctx engine.Ctx, ids []int64) {
 		ctx.Count(cntTxnsRecommitted, 1)
 		engine.CommitAll(ctx, v.([]engine.Commit))
 		ctx.Store().Delete(txnKey(s.self, id))
-		ctx.Record(engine.Event{Kind: evSinkCommit, ID: id})
+		ctx.Record(engine.Event{Kind: checkpoint.EventSinkCommit, ID: id})
 	}
 }
-
-// evSinkCommit: a sink committed a pre-committed transaction (a milestone).
-const evSinkCommit = "sink_commit"
 
 // The ftbench_mutant_sink_delete_before_commit build's sink
 // (mutant_sink_delete_before_commit_off.go): a commit and the deletion of
@@ -135,7 +132,7 @@ type mutantCommits struct {
 // send starts committing transaction t: the deletion of its record lands a
 // network round trip from now, the commit mutantCommitLatency from now.
 func (m *mutantCommits) send(ctx engine.Ctx, t checkpoint.Txn[[]engine.Commit]) {
-	ctx.Record(engine.Event{Kind: evSinkCommit, ID: t.ID})
+	ctx.Record(engine.Event{Kind: checkpoint.EventSinkCommit, ID: t.ID})
 	m.deletes = append(m.deletes, t.ID)
 	ctx.After(2*ctx.Cost().NetLatency, timerMutantDelete)
 	m.commits = append(m.commits, t.Effects)

@@ -111,7 +111,7 @@ func schedule(opts systems.Options, end engine.Time) (times []engine.Time, sprea
 // barrier's, the checkpoint coordinator's acknowledgement and completion
 // and the 2PC sink's commit.
 func (system) Milestones(string) []string {
-	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, evSinkCommit}
+	return []string{checkpoint.EventAcknowledged, checkpoint.EventCompleted, checkpoint.EventSinkCommit}
 }
 
 // CommitCycle: on dataflow workloads the two-phase-commit sink makes a

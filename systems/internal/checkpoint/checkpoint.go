@@ -215,12 +215,16 @@ func (c *Coordinator) running() []engine.ProcID {
 // (a Meta).
 const MetaKey = "checkpoint/latest"
 
-// The coordinator's milestones (systems.Milestoner): EventAcknowledged when
-// a checkpoint's last task acknowledged and its metadata write begins,
-// EventCompleted when that write is durable and the commit notices go out.
+// The milestones of a coordinated checkpoint (systems.Milestoner):
+// EventAcknowledged when a checkpoint's last task acknowledged and its
+// metadata write begins, EventCompleted when that write is durable and the
+// commit notices go out (both the coordinator's), EventSinkCommit when a
+// 2PC sink committed a pre-committed transaction (barrier's and snapshot's
+// sinks).
 const (
 	EventAcknowledged = "checkpoint_acknowledged"
 	EventCompleted    = "checkpoint_completed"
+	EventSinkCommit   = "sink_commit"
 )
 
 // Meta is the completed-checkpoint record the coordinator writes under
