@@ -225,7 +225,7 @@ func TestCountedClaims(t *testing.T) {
 		{"reproductions.md", `\(store-latency, (\d+) ms\)`, is(ms(cost.StoreLatency, engine.Millisecond))},
 		{"reproductions.md", `(\d+) ns a byte`, is(ms(cost.SerdePerByte, engine.Nanosecond))},
 		{"reproductions.md", `need (\d+) whole cycles, (\d+) s at a 3 s interval`, is(strconv.Itoa(metrics.MinTrendSamples), strconv.Itoa(3*metrics.MinTrendSamples))},
-		{"reproductions.md", `the cost-model bound is ([\d ]+) now`, func(t *testing.T) []string {
+		{"reproductions.md", `none: [\d ]+ records/s, the cost-model bound ([\d ]+)`, func(t *testing.T) []string {
 			cfg := harness.DefaultConfig()
 			cfg.System, cfg.Workload, cfg.WorkloadOpts = "none", "bank", map[string]string{"accounts": "100000"}
 			cfg.Parallelism, cfg.Workers = 2, 2

@@ -236,7 +236,36 @@ type ProcSpec struct {
 	// executors instead). Unpinned processes on a worker may be re-placed
 	// (Failure.Moved).
 	Pinned bool
-	New    func() Process
+	// Chain lists the operators a chained process runs in one thread, in
+	// order (Flink's operator chain: Op is its head); empty for a process
+	// of one operator. Faults that name an operator (op=NAME/I) reach the
+	// process that runs it.
+	Chain []string
+	New   func() Process
+}
+
+// Ops are the operators the process runs: its chain, or Op alone.
+func (p *ProcSpec) Ops() []string {
+	if len(p.Chain) > 0 {
+		return p.Chain
+	}
+	if p.Op == "" {
+		return nil
+	}
+	return []string{p.Op}
+}
+
+// Runs reports whether the process runs operator op.
+func (p *ProcSpec) Runs(op string) bool {
+	if p.Op == op {
+		return true
+	}
+	for _, o := range p.Chain {
+		if o == op {
+			return true
+		}
+	}
+	return false
 }
 
 // MasterNode places a process on the master node: the checkpoint

@@ -207,7 +207,7 @@ func WorkerOf(s Spec, dep *engine.Deployment) (int, bool) {
 func instance(dep *engine.Deployment, op string, idx int) (engine.ProcID, string) {
 	n := 0
 	for i, p := range dep.Procs {
-		if p.Op != op {
+		if !p.Runs(op) {
 			continue
 		}
 		n++
@@ -225,9 +225,11 @@ func noOperator(dep *engine.Deployment, op string) string {
 	var ops []string
 	seen := map[string]bool{}
 	for _, p := range dep.Procs {
-		if p.Op != "" && !seen[p.Op] {
-			seen[p.Op] = true
-			ops = append(ops, p.Op)
+		for _, o := range p.Ops() {
+			if !seen[o] {
+				seen[o] = true
+				ops = append(ops, o)
+			}
 		}
 	}
 	for i, o := range ops {
@@ -256,7 +258,7 @@ func opSet(dep *engine.Deployment, op string) ([]bool, string) {
 	set := make([]bool, len(dep.Procs))
 	n := 0
 	for i, p := range dep.Procs {
-		if p.Op == op {
+		if p.Runs(op) {
 			set[i] = true
 			n++
 		}
@@ -321,3 +323,37 @@ func (discard) Pause(int, engine.Time, engine.Time) error                       
 func (discard) StoreSlow(engine.Time, engine.Time, float64) error                             { return nil }
 func (discard) StoreDown(engine.Time, engine.Time) error                                      { return nil }
 func (discard) Partition([]int, engine.Time, engine.Time) error                               { return nil }
+
+// Edges are the channels between operators a throttle or reorder can
+// name: the pairs of operators consecutive in the plan (planOps) among
+// those deployed (a system may fuse stages). An edge whose two operators
+// run in one chained process (ProcSpec.Chain) is chained: records pass
+// between them by a method call, with no channel to slow or reorder.
+func Edges(dep *engine.Deployment, planOps []string) (network, chained [][2]string) {
+	deployed := map[string]bool{}
+	together := map[[2]string]bool{}
+	for _, p := range dep.Procs {
+		ops := p.Ops()
+		for i, o := range ops {
+			deployed[o] = true
+			if i > 0 {
+				together[[2]string{ops[i-1], o}] = true
+			}
+		}
+	}
+	var ops []string
+	for _, o := range planOps {
+		if deployed[o] {
+			ops = append(ops, o)
+		}
+	}
+	for i := 0; i+1 < len(ops); i++ {
+		e := [2]string{ops[i], ops[i+1]}
+		if together[e] {
+			chained = append(chained, e)
+		} else {
+			network = append(network, e)
+		}
+	}
+	return network, chained
+}

@@ -37,7 +37,11 @@ func TestCapacityFollowsCoreBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bound := workloads.CapacityBound(w, &c, par, workers)
+			// none chains grep into one task per partition, as Flink would.
+			bound := workloads.ChainedCapacityBound(w, &c, par, workers, [][]string{{"source", "filter", "sink"}}, false)
+			if b, err := CapacityBound(cfg); err != nil || b != bound {
+				t.Fatalf("harness.CapacityBound %v (%v), want the chained bound %v", b, err, bound)
+			}
 			cfg.Rate = 1.5 * bound
 			r := runCfg(t, cfg)
 			if r.ThroughputRPS == nil {

@@ -9,12 +9,18 @@ import (
 
 // A crash aimed at an operator instance takes down its whole worker, and
 // run.json says which processes went: wordcount places instance i of every
-// operator on worker i mod 4, so count/1 shares worker 1 with source/1,
-// split/1 and sink/1. A second crash at the same instant on another worker
-// is told apart, and a slow fault has no crash record.
+// task on worker i mod 4, so the chained count→sink/1 shares worker 1 with
+// source→split/1 (unchained: count/1 with source/1, split/1 and sink/1). A
+// second crash at the same instant on another worker is told apart, and a
+// slow fault has no crash record.
 func TestCrashedNamesTheWorkersProcesses(t *testing.T) {
 	r := runCfg(t, short("none", "crash@2s:op=count/1", "crash@2s:worker=3", "slow@1s-2s:op=split/0"))
-	want := []string{"1 source/1 split/1 count/1 sink/1", "3 source/3 split/3 count/3 sink/3", ""}
+	want := []string{"1 source→split/1 count→sink/1", "3 source→split/3 count→sink/3", ""}
+	unchained := short("none", "crash@2s:op=count/1")
+	unchained.SystemOpts = map[string]string{"chaining": "false"}
+	if c := runCfg(t, unchained).Recoveries[0].Crashed; c == nil || strings.Join(c.Processes, " ") != "source/1 split/1 count/1 sink/1" {
+		t.Errorf("unchained crash of count/1 took down %v, want source/1 split/1 count/1 sink/1", c)
+	}
 	if len(r.Recoveries) != len(want) {
 		t.Fatalf("%d recoveries, want %d", len(r.Recoveries), len(want))
 	}

@@ -36,7 +36,7 @@ func (s sinkBug) Compile(job systems.Job) (*engine.Deployment, error) {
 		return nil, err
 	}
 	for i := range dep.Procs {
-		if dep.Procs[i].Op != "sink" {
+		if !dep.Procs[i].Runs("sink") {
 			continue
 		}
 		inner := dep.Procs[i].New
@@ -130,6 +130,9 @@ func TestSlowRunsAreUndrained(t *testing.T) {
 	slowBuffers := DefaultConfig()
 	slowBuffers.System, slowBuffers.Duration = "barrier", 2*engine.Second
 	slowBuffers.CostOverride = []string{"buffer-bytes=1"}
+	// Every record its own network buffer on all three edges: unchained
+	// (chained, only split->count has a channel and the run drains).
+	slowBuffers.SystemOpts = map[string]string{"chaining": "false"}
 	neverBack := DefaultConfig()
 	neverBack.System, neverBack.Duration = "barrier", 3*engine.Second
 	neverBack.Faults = []string{"crash@1s:worker=1,restart=1000000h"}

@@ -50,6 +50,7 @@ func (r *runner) newResult() *Result {
 	for _, s := range r.specs {
 		res.Faults = append(res.Faults, s.String())
 	}
+	res.Tasks = tasksOf(r.dep)
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
 		Workers: r.cfg.Workers, Cores: r.cost.Cores, Slots: r.cfg.Slots, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),

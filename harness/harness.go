@@ -63,15 +63,24 @@ func DefaultRate(cfg Config) (float64, error) {
 	return r.cfg.Rate, nil
 }
 
-// CapacityBound is the cost model's capacity bound (records/s) for a
-// record-at-a-time deployment of cfg's workload on cfg's hardware
-// (workloads.CapacityBound); +Inf when the workload gives no costs.
+// CapacityBound is the cost model's capacity bound (records/s) for cfg's
+// record-at-a-time deployment of its workload on its hardware, with the
+// operator chains the system deploys (workloads.ChainedCapacityBound:
+// barrier and none chain as Flink does unless --chaining=false); +Inf when
+// the workload gives no costs. The default rate is half the unchained
+// bound (workloads.DefaultRate), the same for every system.
 func CapacityBound(cfg Config) (float64, error) {
 	r, err := prepare(cfg)
 	if err != nil {
 		return 0, err
 	}
-	return workloads.CapacityBound(r.w, &r.cost, r.cfg.Parallelism, r.cfg.Workers), nil
+	var chains [][]string
+	for _, t := range tasksOf(r.dep) {
+		if len(t.Operators) > 1 {
+			chains = append(chains, t.Operators)
+		}
+	}
+	return workloads.ChainedCapacityBound(r.w, &r.cost, r.cfg.Parallelism, r.cfg.Workers, chains, r.opts["object-reuse"] == "true"), nil
 }
 
 // Deployment compiles cfg without running it, so that callers can name its

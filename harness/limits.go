@@ -118,27 +118,24 @@ func optionNames(opts []workloads.Option) string {
 // (faults.Apply checks that), but no channel joins them, so the fault
 // would silently do nothing. An edge is two operators of the deployment
 // that are consecutive in the plan among the deployed ones (a system may
-// fuse stages). Peer-to-peer workloads connect every process to every
-// other, so any edge between existing processes is real.
+// fuse stages). An edge inside a chained task (barrier's source->split)
+// has no channel either: it is refused, naming --chaining=false.
+// Peer-to-peer workloads connect every process to every other, so any
+// edge between existing processes is real.
 func (r *runner) checkFaultEdges() error {
 	if _, p2p := r.w.(workloads.PeerToPeer); p2p {
 		return nil
 	}
 	deployed := map[string]bool{}
 	for _, p := range r.dep.Procs {
-		deployed[p.Op] = true
-	}
-	var ops []string
-	for _, o := range r.w.Plan().OpNames() {
-		if deployed[o] {
-			ops = append(ops, o)
+		for _, o := range p.Ops() {
+			deployed[o] = true
 		}
 	}
-	edges := map[[2]string]bool{}
+	network, chained := faults.Edges(r.dep, r.w.Plan().OpNames())
 	var names []string
-	for i := 0; i+1 < len(ops); i++ {
-		edges[[2]string{ops[i], ops[i+1]}] = true
-		names = append(names, ops[i]+"->"+ops[i+1])
+	for _, e := range network {
+		names = append(names, e[0]+"->"+e[1])
 	}
 	for _, s := range r.specs {
 		if (s.Kind != faults.Throttle && s.Kind != faults.Reorder) || s.AllEdges {
@@ -147,21 +144,43 @@ func (r *runner) checkFaultEdges() error {
 		if !deployed[s.From] || !deployed[s.To] {
 			continue // faults.Apply names the missing operator
 		}
-		if !edges[[2]string{s.From, s.To}] {
-			list := "none"
-			if len(names) > 0 {
-				list = ""
-				for i, n := range names {
-					if i > 0 {
-						list += ", "
-					}
-					list += n
+		e := [2]string{s.From, s.To}
+		if slices.Contains(chained, e) {
+			return inputErr("fault %q: %s and %s are chained into one task (%s), with no channel between them; run with --chaining=false to give the edge its own channel, or name a network edge (%s)",
+				s.String(), s.From, s.To, chainOf(r.dep, s.From), listOr(names))
+		}
+		if !slices.Contains(network, e) {
+			also := ""
+			for i, c := range chained {
+				if i == 0 {
+					also = "; chained, without a channel: "
+				} else {
+					also += ", "
 				}
+				also += c[0] + "->" + c[1]
 			}
-			return inputErr("fault %q: no edge %s->%s in the %s dataflow (edges: %s)", s.String(), s.From, s.To, r.cfg.Workload, list)
+			return inputErr("fault %q: no edge %s->%s in the %s dataflow (edges: %s%s)", s.String(), s.From, s.To, r.cfg.Workload, listOr(names), also)
 		}
 	}
 	return nil
+}
+
+// listOr joins names with commas, or says none.
+func listOr(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// chainOf names the chained task that runs op, as the run summary does.
+func chainOf(dep *engine.Deployment, op string) string {
+	for _, p := range dep.Procs {
+		if p.Runs(op) {
+			return "[" + strings.Join(p.Ops(), "→") + "]"
+		}
+	}
+	return op
 }
 
 // checkLogSize refuses a run whose log holds no record (--duration 1ns):

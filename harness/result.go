@@ -1,6 +1,11 @@
 package harness
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+
+	"ftbench/engine"
+)
 
 // Result is run.json. Its keys are stable and documented in docs/metrics.md ("run.json keys");
 // everything outside Host is a pure function of the configuration and seed.
@@ -12,12 +17,15 @@ type Result struct {
 	// Runtime is "sim" or "live"; a live run is not byte-reproducible (its
 	// seed and fault schedule are still those given), and Work is its
 	// --work mode.
-	Runtime          string    `json:"runtime"`
-	Work             string    `json:"work,omitempty"`
-	Faults           []string  `json:"faults"`
-	Config           RunConfig `json:"config"`
-	ClaimedGuarantee string    `json:"claimed_guarantee"`
-	Verdict          string    `json:"verdict"`
+	Runtime string    `json:"runtime"`
+	Work    string    `json:"work,omitempty"`
+	Faults  []string  `json:"faults"`
+	Config  RunConfig `json:"config"`
+	// Tasks are the tasks the job ran as: chains of operators (barrier
+	// with --chaining), else one operator each.
+	Tasks            []Task `json:"tasks"`
+	ClaimedGuarantee string `json:"claimed_guarantee"`
+	Verdict          string `json:"verdict"`
 	// ClaimedReader and ObservedReader are the reader half of the claim
 	// (check.ReaderMonotonic or ReaderNonMonotonic); ReaderRegressions
 	// counts commits that took a visible effect back, the first of them
@@ -130,6 +138,39 @@ type Latency struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
+}
+
+// Task is one kind of task the deployment runs: the operators chained into
+// it, in order (one, without chaining), and how many instances run.
+// Control processes (coordinators, ackers, drivers) are not tasks.
+type Task struct {
+	Operators []string `json:"operators"`
+	Instances int      `json:"instances"`
+}
+
+// Name is the task as the run summary prints it: "[source→split]".
+func (t Task) Name() string { return "[" + strings.Join(t.Operators, "→") + "]" }
+
+// tasksOf groups dep's data processes by the operators they run, in
+// deployment order.
+func tasksOf(dep *engine.Deployment) []Task {
+	ts := []Task{}
+	index := map[string]int{}
+	for _, p := range dep.Procs {
+		ops := p.Ops()
+		if len(ops) == 0 {
+			continue
+		}
+		key := strings.Join(ops, "\x00")
+		k, ok := index[key]
+		if !ok {
+			k = len(ts)
+			index[key] = k
+			ts = append(ts, Task{Operators: ops})
+		}
+		ts[k].Instances++
+	}
+	return ts
 }
 
 // Recovery is one fault's recovery.

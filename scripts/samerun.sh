@@ -10,6 +10,11 @@
 #   scripts/samerun.sh a8bb839    # working tree against a commit
 #   CONFIGS_FILE=my.txt scripts/samerun.sh   # one configuration a line
 #   NEW_KEYS=1 scripts/samerun.sh 4aa2b81     # keys the base lacks are left out
+#   NEW_KEYS=1 NEW_FLAGS=--chaining=false scripts/samerun.sh 04b8af9
+#       # flags given to the working tree's bench only: a new option whose
+#       # value keeps the old behaviour (barrier's unchained job graph);
+#       # run.json is compared as with NEW_KEYS=1, less the replay line,
+#       # which names the extra flags
 #
 # With NEW_KEYS=1 (needs jq), run.json is compared key by key: every key of
 # the base's run.json must keep its value; keys only the working tree writes
@@ -28,7 +33,7 @@ go build -o "$work/bench-new" ./cmd/bench
 # Each line: flags for `bench run` (the default duration is cut to keep it quick).
 default_configs=$(cat <<'CFG'
 --system barrier --fault crash --duration 8s
---system barrier --variant unaligned --fault crash --duration 6s --fault throttle@2s-4s:edge=count->sink,rate=500/s
+--system barrier --variant unaligned --fault crash --duration 6s --fault throttle@2s-4s:edge=split->count,rate=500/s
 --system barrier --variant aligned-timeout --fault reorder --duration 6s
 --system barrier --variant sync --sink plain --fault crash --duration 6s
 --system barrier --failover full --incremental=true --fault crash@3s:worker=1 --duration 6s
@@ -62,7 +67,11 @@ base_keys_only() {
     keep($base[0]) | del(.host)' "$1"
 }
 same_json() {
-  if [ "${NEW_KEYS:-}" = 1 ]; then
+  if [ -n "${NEW_FLAGS:-}" ]; then
+    # The replay line names the extra flags (it must, to reproduce the
+    # run); every other key of the base keeps its value.
+    diff <(jq -S 'del(.host, .replay)' "$1") <(base_keys_only "$2" "$1" | jq -S 'del(.replay)') >/dev/null
+  elif [ "${NEW_KEYS:-}" = 1 ]; then
     diff <(jq -S 'del(.host)' "$1") <(base_keys_only "$2" "$1") >/dev/null
   else
     diff <(strip_host "$1") <(strip_host "$2") >/dev/null
@@ -74,9 +83,10 @@ while IFS= read -r cfg; do
   [ -z "$cfg" ] && continue
   n=$((n+1))
   for side in base new; do
-    rc=0
+    rc=0 extra=""
+    [ $side = new ] && extra=${NEW_FLAGS:-}
     # shellcheck disable=SC2086 # $cfg holds several flags
-    "$work/bench-$side" run $cfg --out "$work/out-$side-$n" >"$work/log-$side-$n" 2>&1 </dev/null || rc=$?
+    "$work/bench-$side" run $cfg $extra --out "$work/out-$side-$n" >"$work/log-$side-$n" 2>&1 </dev/null || rc=$?
     echo "$rc" >"$work/rc-$side-$n"
   done
   if [ ! -e "$work/out-base-$n/latest" ]; then

@@ -82,6 +82,17 @@ func (o Options) Int(name string, lo, hi int) (int, error) {
 	return v, nil
 }
 
+// Bool parses a true/false option.
+func (o Options) Bool(name string) (bool, error) {
+	switch o[name] {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("--%s=%q: want true or false", name, o[name])
+}
+
 // Job is everything a system needs to compile a run.
 type Job struct {
 	Workload    workloads.Workload

@@ -63,7 +63,12 @@ func always(runKind) bool { return true }
 //     short run) or 200 ms: a checkpoint takes about 11 ms unhindered and
 //     up to 700 ms behind a slow, throttle or store-slow window, so those
 //     expire, count as failed and, past the tolerable number, fail the
-//     job over (with 1 s, 2 runs in 40 saw an expiry).
+//     job over (with 1 s, 2 runs in 40 saw an expiry). Operator chaining
+//     on in two runs of three (Flink's default: a chain's operators share
+//     one snapshot and one restore, its sink pre-commits in its source's
+//     thread on grep) and off in one (every edge a channel, so throttle
+//     and reorder reach every edge); object reuse on half the chained runs.
+//   - none: chaining and object reuse as barrier's.
 //   - lineage: batches of 250 ms-1 s and a checkpoint every 2-3 batches (the
 //     default, 10 one-second batches, never checkpoints in a short run, so no
 //     recovery ever used the cutoff), speculation on and off; 3 shuffle
@@ -96,6 +101,12 @@ var choices = map[string][]choice{
 		{"incremental", []string{"false", "true"}, always},
 		{"full-checkpoint-every", []string{"2", "10"}, func(r runKind) bool { return r.opt("incremental") == "true" }},
 		{"checkpoint-timeout", []string{"10m", "200ms"}, always},
+		{"chaining", []string{"true", "true", "false"}, always},
+		{"object-reuse", []string{"false", "true"}, func(r runKind) bool { return r.opt("chaining") != "false" }},
+	},
+	"none": {
+		{"chaining", []string{"true", "true", "false"}, always},
+		{"object-reuse", []string{"false", "true"}, func(r runKind) bool { return r.opt("chaining") != "false" }},
 	},
 	"lineage": {
 		{"batch-interval", []string{"250ms", "500ms", "1s"}, always},

@@ -237,7 +237,7 @@ func (g *drawer) partition(rng *rand.Rand) (faults.Spec, bool) {
 	case rng.IntN(4) != 0 && len(g.planOps) > 0:
 		sink := g.planOps[len(g.planOps)-1]
 		for _, p := range g.dep.Procs {
-			if p.Op == sink && p.Index == 0 && p.Worker >= 0 {
+			if p.Runs(sink) && p.Index == 0 && p.Worker >= 0 {
 				s.Worker = p.Worker
 			}
 		}
@@ -561,23 +561,11 @@ func (g *drawer) pause(lo, hi engine.Time) faults.Spec {
 }
 
 // edges are the plan's consecutive operator pairs that both exist in the
-// deployment (a system may fuse stages).
+// deployment (a system may fuse stages) and are joined by channels: an
+// edge inside a chained task has none to throttle or reorder.
 func (g *drawer) edges() [][2]string {
-	has := map[string]bool{}
-	for _, p := range g.dep.Procs {
-		has[p.Op] = true
-	}
-	var ops []string
-	for _, o := range g.planOps {
-		if has[o] {
-			ops = append(ops, o)
-		}
-	}
-	var edges [][2]string
-	for i := 0; i+1 < len(ops); i++ {
-		edges = append(edges, [2]string{ops[i], ops[i+1]})
-	}
-	return edges
+	network, _ := faults.Edges(g.dep, g.planOps)
+	return network
 }
 
 func pick(rng *rand.Rand, weights []int) int {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +27,9 @@ type wrapped struct {
 
 func (w wrapped) Name() string                                { return w.name }
 func (w wrapped) Claim(string, systems.Options) systems.Claim { return w.claim }
-func (w wrapped) Flags() []systems.Flag                       { return w.flags }
+func (w wrapped) Flags() []systems.Flag {
+	return append(slices.Clone(w.System.Flags()), w.flags...) // none's own, then the extra ones
+}
 
 func init() {
 	none, err := systems.Lookup("none")

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"iter"
+	"maps"
 	"math"
 	"slices"
 
@@ -123,9 +124,36 @@ func BusiestShare(w Workload, c *engine.CostModel, stage string, par int) float6
 // cost is taken under its own model (c.For), so per-operator overrides
 // (--cost count.state-cpu=8us) move the bound as they move the runs.
 func CapacityBound(w Workload, c *engine.CostModel, par, workers int) float64 {
+	return ChainedCapacityBound(w, c, par, workers, nil, false)
+}
+
+// ChainedCapacityBound is CapacityBound for a deployment that chains
+// operators as Flink does (barrier and none with --chaining): chains lists
+// the operators each task runs, in order (an operator in no chain runs
+// alone). A chain's instance i does the work of instance i of each of its
+// operators in one thread, so the limits apply to the chain's sum; an
+// operator whose output goes to the next operator of its chain pays no
+// send for it but the serializer's copy (bytes × serde-per-byte: its send
+// cost with send-cpu and header zero), or nothing with object reuse.
+func ChainedCapacityBound(w Workload, c *engine.CostModel, par, workers int, chains [][]string, reuse bool) float64 {
+	chained := map[string]bool{} // the operator's output is a chained hop
+	for _, ch := range chains {
+		for _, op := range ch[:max(len(ch)-1, 0)] {
+			chained[op] = true
+		}
+	}
 	costs := map[string]engine.Time{}
 	for op := range w.CostPerRecord(c) {
-		costs[op] = w.CostPerRecord(c.For(op))[op]
+		m := c.For(op)
+		if chained[op] {
+			hop := *m
+			hop.SendCPU, hop.MsgHeader = 0, 0
+			if reuse {
+				hop.SerdePerByte = 0
+			}
+			m = &hop
+		}
+		costs[op] = w.CostPerRecord(m)[op]
 	}
 	ops := make([]string, 0, len(costs))
 	for op, t := range costs {
@@ -137,8 +165,15 @@ func CapacityBound(w Workload, c *engine.CostModel, par, workers int) float64 {
 		return math.Inf(1)
 	}
 	slices.Sort(ops) // float sums in a fixed order
+	// task names the chain each operator runs in (itself when alone).
+	task := map[string]string{}
+	for _, ch := range chains {
+		for _, op := range ch {
+			task[op] = ch[0]
+		}
+	}
 	shares := InstanceShares(w, c, par)
-	bound := math.Inf(1)
+	per := map[string][]float64{}    // ns of CPU per input record, per task instance
 	load := make([]float64, workers) // ns of CPU per input record, per worker
 	for _, op := range ops {
 		cost := float64(costs[op])
@@ -146,12 +181,27 @@ func CapacityBound(w Workload, c *engine.CostModel, par, workers int) float64 {
 		if !ok {
 			sh = shares[w.Plan().Source] // an operator outside the plan: even
 		}
+		t, ok := task[op]
+		if !ok {
+			t = op
+		}
+		if per[t] == nil {
+			per[t] = make([]float64, len(sh))
+		}
 		for i, s := range sh {
 			if s <= 0 {
 				continue
 			}
-			bound = min(bound, 1e9/(s*cost))
+			per[t][i] += s * cost
 			load[i%workers] += s * cost
+		}
+	}
+	bound := math.Inf(1)
+	for _, t := range slices.Sorted(maps.Keys(per)) {
+		for _, l := range per[t] {
+			if l > 0 {
+				bound = min(bound, 1e9/l)
+			}
 		}
 	}
 	if c.Cores > 0 {

@@ -61,6 +61,8 @@ func TestInputLimits(t *testing.T) {
 		// Nonsense accepted.
 		{"throttle on a missing edge", []string{"run", "--fault", "throttle@1s-2s:edge=count->split,rate=10/s", "--out", out}, "no edge count->split"},
 		{"reorder on a missing edge", []string{"run", "--fault", "reorder@1s-2s:edge=sink->source", "--out", out}, "no edge sink->source"},
+		{"throttle inside a chain", []string{"run", "--fault", "throttle@1s-2s:edge=count->sink,rate=10/s", "--out", out}, "count and sink are chained into one task ([count→sink]), with no channel between them; run with --chaining=false"},
+		{"reorder inside a chain", []string{"run", "--system", "none", "--workload", "grep", "--fault", "reorder@1s-2s:edge=source->filter", "--out", out}, "run with --chaining=false"},
 		{"fault on a missing operator", []string{"run", "--fault", "slow@1s-2s:op=map/0", "--out", out}, `no operator "map"`},
 		{"another workload's option", []string{"run", "--record-size", "100", "--out", out}, "--record-size is an option of workload grep, not of wordcount"},
 		{"another workload's option in compare", []string{"compare", "--system", "all", "--record-size", "100", "--out", filepath.Join(dir, "c1")}, "--record-size is an option of workload grep"},

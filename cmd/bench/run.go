@@ -310,6 +310,13 @@ func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir 
 	if r.Runtime == harness.RuntimeLive {
 		fmt.Fprintf(w, "runtime:     live (goroutines, wall-clock time, real disk; work %s): NOT byte-reproducible, the seed and fault schedule are recorded but timing decides the interleaving\n", r.Work)
 	}
+	if len(r.Tasks) > 0 {
+		var ts []string
+		for _, t := range r.Tasks {
+			ts = append(ts, fmt.Sprintf("%s ×%d", t.Name(), t.Instances))
+		}
+		fmt.Fprintf(w, "tasks:       %s\n", strings.Join(ts, ", "))
+	}
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(w, "faults:      %s\n", strings.Join(r.Faults, " "))
 		for _, rc := range r.Recoveries {

@@ -44,15 +44,6 @@ type inflight struct {
 
 func (cp *inflight) complete() bool { return cp.nArrived == len(cp.arrived) }
 
-func (t *task) find(n int64) *inflight {
-	for _, cp := range t.cps {
-		if cp.id == n {
-			return cp
-		}
-	}
-	return nil
-}
-
 // cpFor returns checkpoint n's state here, starting it if it is new; nil
 // if n was already finished or given up.
 func (t *task) cpFor(n int64, trigger engine.Time) *inflight {
@@ -71,12 +62,7 @@ func (t *task) cpFor(n int64, trigger engine.Time) *inflight {
 }
 
 func (t *task) remove(cp *inflight) {
-	for i, c := range t.cps {
-		if c == cp {
-			t.cps = append(t.cps[:i], t.cps[i+1:]...)
-			break
-		}
-	}
+	t.drop(cp)
 	t.recount()
 }
 

@@ -58,6 +58,9 @@ const (
 	DefaultBrokerTxnTimeout = "15m"
 )
 
+// DefaultChaining is Flink's default: operators are chained.
+const DefaultChaining = "true"
+
 // DefaultCheckpointTimeout is Flink's execution.checkpointing.timeout.
 const DefaultCheckpointTimeout = "10m"
 
@@ -80,6 +83,8 @@ func (system) Flags() []systems.Flag {
 		{Name: "tolerable-failed-checkpoints", Default: "0", Usage: "checkpoints that may fail in a row (declined after a failed store write, expired) before the job fails over from the last completed one (Flink's execution.checkpointing.tolerable-failed-checkpoints)"},
 		{Name: "txn-timeout", Default: DefaultTxnTimeout, Usage: "2pc sink: the producer's transaction timeout (Kafka's transaction.timeout.ms; Flink's Kafka sink sets 1h)"},
 		{Name: "broker-txn-timeout", Default: DefaultBrokerTxnTimeout, Usage: "2pc sink: the broker's cap on transaction timeouts (Kafka's transaction.max.timeout.ms, 15m); a transaction open longer than the smaller of the two is aborted by the broker, and a commit that reaches it after loses its effects (Flink's documented pitfall)"},
+		{Name: "chaining", Default: DefaultChaining, Usage: "true: chain forward-connected operators of equal parallelism into one task, as Flink does by default (pipeline.operator-chaining); false: one task per operator (disableOperatorChaining())"},
+		{Name: "object-reuse", Default: "false", Usage: "true: chained operators pass records by reference (Flink's enableObjectReuse()); false: each chained hop copies the record through its serializer, Flink's default"},
 		{Name: "failover", Default: FailoverRegion, Usage: "barrier: on a failure restart the pipelined region of the failed tasks (region, Flink's default) or every task (full)"},
 	}
 }
@@ -125,6 +130,7 @@ type params struct {
 	incremental  bool
 	fullEvery    int
 	txnTimeout   engine.Time // the broker aborts a transaction open longer
+	objectReuse  bool        // chained hops pass records by reference
 }
 
 type options struct {
@@ -140,6 +146,8 @@ type options struct {
 	timeout       engine.Time
 	tolerable     int
 	txnTimeout    engine.Time // min(--txn-timeout, --broker-txn-timeout)
+	chaining      bool        // Flink's pipeline.operator-chaining
+	objectReuse   bool        // Flink's pipeline.object-reuse
 }
 
 func parseOptions(variant string, o systems.Options) (options, error) {
@@ -203,6 +211,12 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 		return opt, err
 	}
 	opt.txnTimeout = min(producer, broker)
+	if opt.chaining, err = either(o, "chaining", "true", "false"); err != nil {
+		return opt, err
+	}
+	if opt.objectReuse, err = either(o, "object-reuse", "true", "false"); err != nil {
+		return opt, err
+	}
 	return opt, nil
 }
 
@@ -231,20 +245,17 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 		return nil, nil, err
 	}
 	par := &params{mode: opt.mode, twoPC: opt.twoPC, alignTimeout: opt.alignTimeout,
-		incremental: opt.incremental, fullEvery: opt.fullEvery, txnTimeout: opt.txnTimeout}
+		incremental: opt.incremental, fullEvery: opt.fullEvery, txnTimeout: opt.txnTimeout,
+		objectReuse: opt.objectReuse}
 	dep := &engine.Deployment{}
-	g := stream.Build(dep, job.Workload.Plan(), job.Parallelism, job.Workers,
+	g := stream.BuildChained(dep, job.Workload.Plan(), job.Parallelism, job.Workers, opt.chaining,
 		func(g *stream.Graph, i int) engine.Process {
 			return newSource(par, g, job.Workload, job.Log, i)
 		},
 		func(g *stream.Graph, s, i int) engine.Process {
 			return newTask(par, g, s, i)
 		})
-	var tasks []engine.ProcID
-	tasks = append(tasks, g.Source...)
-	for _, st := range g.Stages {
-		tasks = append(tasks, st...)
-	}
+	tasks := g.Tasks()
 	cfg := checkpoint.Config{
 		Interval:      opt.interval,
 		MaxConcurrent: opt.maxConcurrent,
@@ -253,6 +264,7 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 		Retain:        opt.retained,
 		Timeout:       opt.timeout,
 		Tolerable:     opt.tolerable,
+		MailToSources: opt.chaining,
 	}
 	if opt.mode == modeAlignedTimeout {
 		cfg.AlignmentTimeout = opt.alignTimeout
@@ -271,7 +283,7 @@ func compile(job systems.Job) (*engine.Deployment, *stream.Graph, error) {
 	return dep, g, nil
 }
 
-// pipelinedRegions are the job's failover regions under Flink's
+// pipelinedRegions are the job's failover regions, over its chained tasks, under Flink's
 // RestartPipelinedRegionFailoverStrategy: every channel is pipelined (no
 // blocking exchange), so a region is a connected component of the task
 // graph. Grep's forward chains give one region per source partition; an
@@ -297,11 +309,11 @@ func pipelinedRegions(g *stream.Graph) [][]engine.ProcID {
 		}
 	}
 	var tasks []engine.ProcID
-	for st := -1; st < len(g.Stages); st++ {
-		for i, id := range g.Instances(st) {
+	for _, h := range g.Heads() {
+		for i, id := range g.Instances(h) {
 			tasks = append(tasks, id)
 			find(id)
-			for _, o := range g.Outputs(st, i) {
+			for _, o := range g.Outputs(g.ChainEnd(h), i) {
 				union(id, o)
 			}
 		}
@@ -344,13 +356,18 @@ const barrierBytes = 24
 // snapshot is one task's part of a checkpoint, as stored. It is immutable
 // once written.
 type snapshot struct {
-	Offset  int64       // source: the next offset to read
-	State   []stream.KV // keyed stage: its state in key order
-	Channel []inFlight  // records in flight into this task at the cut
+	Offset  int64        // source: the next offset to read
+	Ops     []opSnapshot // each chained operator's part, in chain order
+	Channel []inFlight   // records in flight into this task at the cut
+}
+
+// opSnapshot is one operator's part of its task's snapshot.
+type opSnapshot struct {
+	State   []stream.KV // keyed operator: its state in key order
 	Pending []int64     // 2PC sink: pre-committed transactions not yet committed
-	// Chain (incremental keyed state) lists the snapshots whose State,
-	// applied in order, give this task's state; the last is this one.
-	// Empty: State is the whole state.
+	// Chain (incremental keyed state) lists the snapshots whose State for
+	// this operator, applied in order, give its state; the last is this
+	// one. Empty: State is the whole state.
 	Chain checkpoint.Chain
 }
 

@@ -7,11 +7,55 @@
 //
 // # Processes
 //
-// The plan compiles as for every DAG system (stream.Build): source/i,
-// then every stage's instance i on worker i mod workers, plus the
-// coordinator (systems/internal/checkpoint) on the master node. Every
-// source and task must acknowledge a checkpoint; only sources get the
-// trigger.
+// The plan compiles as for every DAG system (stream.BuildChained): the
+// source's instance i, then every chain's instance i on worker i mod
+// workers, plus the coordinator (systems/internal/checkpoint) on the
+// master node. Every source and task must acknowledge a checkpoint; only
+// sources get the trigger.
+//
+// # Operator chaining (chaining, default true; object-reuse, default false)
+//
+// As Flink does by default (pipeline.operator-chaining), an operator runs
+// in its upstream's task when StreamingJobGraphGenerator.isChainable
+// allows it: one input edge, the same parallelism and slot-sharing group,
+// chaining strategies that allow it (sources HEAD, the rest ALWAYS), and a
+// forward edge. In ftbench's linear plans that is every forward edge
+// (stream.Chainable): wordcount runs as [source→split] and [count→sink],
+// only the keyBy shuffle crossing channels; grep as one chain
+// [source→filter→sink] per partition, with no channel at all; bank as
+// [source], [debit] and [credit→sink]. A chain is one process (chain.go):
+// records pass between its operators by a method call, with no network
+// buffer, send or credit. With object reuse off (Flink's default,
+// CopyingChainingOutput) each chained hop copies the record through its
+// serializer, charged as a pass over its bytes at the receiving operator's
+// serde-per-byte (a send's serialisation without its per-message send-cpu,
+// header and wire); object-reuse=true (enableObjectReuse(), ChainingOutput)
+// passes it by reference for free. Each chained operator pays its own
+// per-operator costs (--cost count.state-cpu=8us reaches count wherever it
+// runs).
+//
+// A chain aligns barriers only at its inputs, and its snapshot holds every
+// chained operator's state (a source chain's: its offset too) taken at one
+// instant, with a chained 2PC sink's pre-commit; a crash, a restart and a
+// region failover take the whole chain (the regions are computed over
+// chains), and a fault naming any of its operators (crash, slow, partition
+// op=sink/0) reaches the chain's process: slow slows the whole chain, as a
+// slow operator slows its task's one thread. A throttle or reorder on an
+// edge inside a chain is refused (no channel; the message names
+// --chaining=false). With chaining the coordinator's messages to the
+// sources are mails (checkpoint.Config.MailToSources): they run before the
+// source's next poll, as a Flink task runs its mailbox's mails before the
+// next record; without it a chained source behind on its log polls without
+// pause and a trigger would wait for it to catch up. chaining=false
+// (disableOperatorChaining()) gives every operator its own task and
+// reproduces the unchained job graph's figures exactly.
+//
+// What the model simplifies: Flink also refuses to chain across a
+// different slot-sharing group, a user's disableChaining() or
+// startNewChain(), and a batch exchange; ftbench's plans have none of
+// them. A chained source polls a batch of records (32) per step, so a
+// trigger waits for at most one batch through the chain; Flink's mailbox
+// can take it between two records.
 //
 // # Checkpoints (checkpoint-interval, default 1s)
 //

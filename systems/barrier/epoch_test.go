@@ -89,7 +89,7 @@ func TestSinkRecoveryRecommitsThenBumps(t *testing.T) {
 			if tc.pending {
 				ctx.store[txnKey(sinkID, 5)] = txnRecord{Epoch: 1, Opened: 3 * engine.Second, Effects: txnEffects{{c(50)}, {c(51)}}}
 			}
-			ctx.store[checkpoint.Key(5, sinkID)] = &snapshot{Pending: []int64{4, 5}}
+			ctx.store[checkpoint.Key(5, sinkID)] = &snapshot{Ops: []opSnapshot{{Pending: []int64{4, 5}}}}
 			task := newTask(par, g, 1, 0)
 			task.Handle(ctx, par.coord, deployMsg(5))
 			if len(ctx.commits) != tc.commits {
@@ -98,8 +98,8 @@ func TestSinkRecoveryRecommitsThenBumps(t *testing.T) {
 			if got := ctx.counts["barrier_sink_txns_timed_out"]; got != tc.timedOut {
 				t.Errorf("timed out %d, want %d", got, tc.timedOut)
 			}
-			if task.sink.epoch != 2 || ctx.store[epochKey(sinkID, 2)] != int64(2) {
-				t.Errorf("epoch %d, broker's 2: %v; want bumped to 2", task.sink.epoch, ctx.store[epochKey(sinkID, 2)])
+			if task.chain.sink().epoch != 2 || ctx.store[epochKey(sinkID, 2)] != int64(2) {
+				t.Errorf("epoch %d, broker's 2: %v; want bumped to 2", task.chain.sink().epoch, ctx.store[epochKey(sinkID, 2)])
 			}
 			var order []string
 			for _, e := range ctx.events {
@@ -140,8 +140,8 @@ func TestBrokerTxnTimeoutLosesData(t *testing.T) {
 	}{
 		{"store-down, default timeout", "store-down@1.5s-4.5s", "3", DefaultBrokerTxnTimeout, false},
 		{"store-down, 2s broker timeout", "store-down@1.5s-4.5s", "3", "2s", true},
-		{"master outage, default timeout", "crash@2.0109s:master,restart=3s", "0", DefaultBrokerTxnTimeout, false},
-		{"master outage, 2s broker timeout", "crash@2.0109s:master,restart=3s", "0", "2s", true},
+		{"master outage, default timeout", "crash@2.0105s:master,restart=3s", "0", DefaultBrokerTxnTimeout, false},
+		{"master outage, 2s broker timeout", "crash@2.0105s:master,restart=3s", "0", "2s", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

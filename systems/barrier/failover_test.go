@@ -45,8 +45,8 @@ func TestRegionFailover(t *testing.T) {
 			w, rt, ft, rr, fr, *region.RecoveryTimeS, *full.RecoveryTimeS, *region.LagRecoveryTimeS, *full.LagRecoveryTimeS)
 		switch w {
 		case "grep":
-			if rt != 3 || ft != 12 {
-				t.Errorf("grep: tasks restarted region %d full %d, want 3 (source, filter, sink of one partition) and 12", rt, ft)
+			if rt != 1 || ft != 4 {
+				t.Errorf("grep: tasks restarted region %d full %d, want 1 (the chained source→filter→sink of one partition) and 4", rt, ft)
 			}
 			if rr >= fr {
 				t.Errorf("grep: records replayed region %d >= full %d", rr, fr)
@@ -82,13 +82,14 @@ func TestTasklessWorkerCrashRestartsNothing(t *testing.T) {
 	}
 }
 
-// Start delay under a straggling split/0: aligned barriers queue behind its
+// Start delay under a straggling count/0 (chained with its sink, behind the
+// keyBy): aligned barriers queue behind its
 // backlog, so the delay grows with the slow factor; unaligned barriers
 // overtake it and the delay stays small.
 func TestStartDelayUnderStraggler(t *testing.T) {
 	t.Parallel()
 	maxDelay := func(variant, factor string) float64 {
-		cfg := e2eConfig(variant, "slow@2s-5s:op=split/0,factor="+factor)
+		cfg := e2eConfig(variant, "slow@2s-5s:op=count/0,factor="+factor)
 		return metric[map[string]float64](t, execute(t, cfg).Result, "checkpoint_start_delay_ms")["max"]
 	}
 	a1, a50, a200 := maxDelay(Aligned, "1"), maxDelay(Aligned, "50"), maxDelay(Aligned, "200")

@@ -15,23 +15,24 @@ import (
 // restore reads the whole chain. checkpoint.IncrementalState decides what
 // each snapshot writes and when the chain is consolidated.
 
-// chainState is the keyed state snapshot s stands for: its own State, or,
-// for an incremental snapshot, its chain's pieces applied oldest first. get
-// reads the snapshot of an older checkpoint (nil if it is gone). ok is
-// false when a piece is missing.
-func chainState(s *snapshot, get func(n int64) *snapshot) (kvs []stream.KV, ok bool) {
-	if len(s.Chain) <= 1 {
-		return s.State, true
+// chainState is the keyed state of chained operator k that snapshot s
+// stands for: its own State, or, for an incremental snapshot, its chain's
+// pieces applied oldest first. get reads the snapshot of an older
+// checkpoint (nil if it is gone). ok is false when a piece is missing.
+func chainState(s *snapshot, k int, get func(n int64) *snapshot) (kvs []stream.KV, ok bool) {
+	own := s.Ops[k]
+	if len(own.Chain) <= 1 {
+		return own.State, true
 	}
 	op := &stream.Operator{State: keyed.New(0)}
-	for i, p := range s.Chain {
+	for i, p := range own.Chain {
 		piece := s
-		if i < len(s.Chain)-1 {
-			if piece = get(p.ID); piece == nil {
+		if i < len(own.Chain)-1 {
+			if piece = get(p.ID); piece == nil || k >= len(piece.Ops) {
 				return nil, false
 			}
 		}
-		op.Apply(piece.State)
+		op.Apply(piece.Ops[k].State)
 	}
 	return op.Snapshot(), true
 }

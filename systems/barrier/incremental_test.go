@@ -34,12 +34,12 @@ func TestIncrementalCrashExactlyOnce(t *testing.T) {
 			exactlyOnce(t, out.Result)
 			var chains int
 			for _, e := range out.Events {
-				if e.Kind == "restore" && e.Proc == "count/1" && e.Bytes > 0 {
+				if e.Kind == "restore" && e.Proc == "count→sink/1" && e.Bytes > 0 {
 					chains++
 				}
 			}
 			if chains < 2 {
-				t.Errorf("count/1 restored state %d times, want 2", chains)
+				t.Errorf("count→sink/1 restored state %d times, want 2", chains)
 			}
 		})
 	}

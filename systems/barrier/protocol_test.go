@@ -18,7 +18,7 @@ func setupTask(t *testing.T, m mode) (*task, *fakeCtx, engine.ProcID, engine.Pro
 	return task, ctx, a, b, par
 }
 
-func stateOf(task *task) int64 { return task.op.State.Get(0) }
+func stateOf(task *task) int64 { return task.chain.links[0].Op.State.Get(0) }
 
 // An overtaking barrier jumps A's queued records: they are channel state
 // and are still processed, after the snapshot.
@@ -37,8 +37,8 @@ func TestUnalignedOvertakenIsChannelState(t *testing.T) {
 	ctx.overtake(task, b, barrierMsg(kindPriority, 1))
 	ctx.complete(task)
 	snap := ctx.store[checkpoint.Key(1, ctx.self)].(*snapshot)
-	if len(snap.State) != 1 || snap.State[0].Val != 1 {
-		t.Fatalf("snapshot state %v, want key 0 = 1", snap.State)
+	if len(snap.Ops[0].State) != 1 || snap.Ops[0].State[0].Val != 1 {
+		t.Fatalf("snapshot state %v, want key 0 = 1", snap.Ops[0].State)
 	}
 	got := map[engine.ProcID][]int64{}
 	for _, f := range snap.Channel {
@@ -71,7 +71,7 @@ func TestRestoreReinjectsChannelStateFirst(t *testing.T) {
 	task := newTask(par, g, 0, 0)
 	ctx := newFakeCtx(self, a, b)
 	ctx.store[checkpoint.Key(3, self)] = &snapshot{
-		State:   []stream.KV{{Key: 0, Val: 10}},
+		Ops:     []opSnapshot{{State: []stream.KV{{Key: 0, Val: 10}}}},
 		Channel: []inFlight{{From: b, Records: []engine.Msg{record(1, 7), record(1, 8)}}},
 	}
 	ctx.enqueue(a, record(0, 11)) // arrives before the deployment: held
@@ -106,7 +106,7 @@ func TestSinkRecoveryCommitsOnce(t *testing.T) {
 	// Transaction 4 committed before the failure (its key is gone), 5 did
 	// not (its completion notice died with the sink).
 	ctx.store[txnKey(sinkID, 5)] = txnRecord{Effects: txnEffects{{c(50)}, {c(51)}}}
-	ctx.store[checkpoint.Key(5, sinkID)] = &snapshot{Pending: []int64{4, 5}}
+	ctx.store[checkpoint.Key(5, sinkID)] = &snapshot{Ops: []opSnapshot{{Pending: []int64{4, 5}}}}
 	task.Handle(ctx, par.coord, deployMsg(5))
 	if len(ctx.commits) != 2 || ctx.commits[0].ID.Off != 50 {
 		t.Fatalf("commits %v, want transaction 5's two effects", ctx.commits)
@@ -172,7 +172,7 @@ func TestAlignedTimeoutConvertsAnnouncedBarrier(t *testing.T) {
 	ctx.drain(task) // A5, B2 and the stale FIFO barrier
 	ctx.complete(task)
 	snap := ctx.store[checkpoint.Key(1, ctx.self)].(*snapshot)
-	if snap.State[0].Val != 1 || len(snap.Channel) != 1 || snap.Channel[0].From != b ||
+	if snap.Ops[0].State[0].Val != 1 || len(snap.Channel) != 1 || snap.Channel[0].From != b ||
 		len(snap.Channel[0].Records) != 1 || snap.Channel[0].Records[0].ID.Off != 2 {
 		t.Fatalf("snapshot %+v: want state 1 (B1) and channel state B: [B2]", snap)
 	}

@@ -89,8 +89,9 @@ const (
 	epochBytes     = 16
 )
 
-func (s *sink) write(ctx engine.Ctx, m engine.Msg) {
-	ctx.Work(s.stage.Cost(ctx.Cost(), m))
+// write is the sink's input: charged at costs, its operator's model.
+func (s *sink) write(ctx engine.Ctx, m engine.Msg, costs *engine.CostModel) {
+	ctx.Work(s.stage.Cost(costs, m))
 	c := stream.CommitOf(m)
 	if !s.twoPC {
 		ctx.Commit(c)

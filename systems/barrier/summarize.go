@@ -85,11 +85,7 @@ func taskCount(job systems.Job) int64 {
 	if err != nil {
 		return -1
 	}
-	n := int64(len(g.Source))
-	for _, st := range g.Stages {
-		n += int64(len(st))
-	}
-	return n
+	return int64(len(g.Tasks()))
 }
 
 // checkpointTable is run.json's "checkpoints": a row for every checkpoint
@@ -362,16 +358,26 @@ func buildCut(g *stream.Graph, n int64, load func(int64, engine.ProcID) *snapsho
 		cut.Offsets[p] = s.Offset
 	}
 	for st, inst := range g.Stages {
+		// A chained stage's part is in its chain's snapshot: the k-th
+		// operator's, and channel state only at the chain's head.
+		head := g.Head(st)
+		k := st - max(head, 0)
 		for i, id := range inst {
 			s := load(n, id)
 			if s == nil {
 				return cut, fmt.Sprintf("%s/%d has no snapshot", g.Plan.Stages[st].Name, i)
 			}
-			state, ok := chainState(s, func(m int64) *snapshot { return load(m, id) })
+			if k >= len(s.Ops) {
+				return cut, fmt.Sprintf("%s/%d has no part in its task's snapshot", g.Plan.Stages[st].Name, i)
+			}
+			state, ok := chainState(s, k, func(m int64) *snapshot { return load(m, id) })
 			if !ok {
 				return cut, fmt.Sprintf("%s/%d misses a piece of its incremental chain", g.Plan.Stages[st].Name, i)
 			}
 			cut.Stages[st].State = append(cut.Stages[st].State, checkpoint.StateKVs(state))
+			if head != st {
+				continue
+			}
 			for _, f := range s.Channel {
 				cut.Stages[st].InFlight = append(cut.Stages[st].InFlight, f.Records...)
 			}

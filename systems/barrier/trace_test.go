@@ -94,7 +94,7 @@ func runTrace(t *testing.T, m mode) string {
 		t.Fatalf("no snapshot of checkpoint 1 stored")
 	}
 	state := int64(0)
-	for _, kv := range snap.State {
+	for _, kv := range snap.Ops[0].State {
 		state += kv.Val
 	}
 	var chans []string

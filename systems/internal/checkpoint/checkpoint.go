@@ -84,6 +84,15 @@ type Config struct {
 	Timeout       engine.Time     // abort a checkpoint not complete by then
 	Tasks         []engine.ProcID // every task that must ack, sources included
 	Sources       []engine.ProcID // the tasks that get the trigger
+	// MailToSources sends the coordinator's checkpoint messages (trigger,
+	// completion, abort) to the sources ahead of their queued input
+	// (SendOvertaking), as a Flink task runs its mailbox's mails before the
+	// next record. barrier sets it with operator chaining: a source whose
+	// chain works through a poll batch at a time would otherwise take a
+	// trigger only once its poll timer stops firing, which a lagging
+	// source never does. Without chaining a source's poll step is short
+	// and the messages queue as before.
+	MailToSources bool
 	// Retain is how many completed checkpoints keep their task snapshots in
 	// the store (Flink's state.checkpoints.num-retained); older ones are
 	// deleted when a newer one completes. 0 means 1: only the latest, which
@@ -197,7 +206,12 @@ func NewCoordinator(cfg Config) *Coordinator {
 // send sends a coordinator message about checkpoint n to task t, tagged
 // with t's region attempt.
 func (c *Coordinator) send(ctx engine.Ctx, t engine.ProcID, kind uint16, n int64) {
-	ctx.Send(t, engine.Msg{Kind: kind, Ctrl: true, Key: uint64(c.regionAttempt[c.regionOf[t]]), Val: n, Size: 16})
+	m := engine.Msg{Kind: kind, Ctrl: true, Key: uint64(c.regionAttempt[c.regionOf[t]]), Val: n, Size: 16}
+	if c.cfg.MailToSources && slices.Contains(c.cfg.Sources, t) {
+		ctx.SendOvertaking(t, m)
+		return
+	}
+	ctx.Send(t, m)
 }
 
 // running lists the tasks of the regions not waiting for redeployment.

@@ -7,6 +7,7 @@ package stream
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"ftbench/engine"
 	"ftbench/keyed"
@@ -14,41 +15,140 @@ import (
 )
 
 // Graph is a plan compiled to operator instances. Stage -1 is the source.
+// With chaining, a stage chained into its predecessor runs in the
+// predecessor's processes: Stages lists those same processes for it, so
+// Inputs of a chain's head and Outputs of a chain's last stage name the
+// neighbouring chains' processes.
 type Graph struct {
 	Plan   *workloads.Plan
 	Par    int
 	Source []engine.ProcID
 	Stages [][]engine.ProcID
+	// head[s+1] is the first stage of the chain stage s runs in (s itself
+	// when it heads one); nil: no chaining.
+	head []int
 }
 
-// Build adds the source and every stage's instances to dep, instance i on
-// worker i mod workers (one slice of the pipeline per worker, as Flink's slot
-// sharing places it). newSource and newTask create the processes on (re)start.
-// Each instance pays its operator's costs (ProcSpec.CostOp), so a
-// per-operator override (--cost count.state-cpu=8us) reaches every charge its
-// process makes: stage costs, sends, snapshot serialisation.
+// Chainable reports whether stage s of plan runs in its predecessor's task
+// under Flink's chaining rules (StreamingJobGraphGenerator.isChainable):
+// the downstream operator has exactly one input edge, the same parallelism
+// and slot-sharing group as its upstream, an operator chaining strategy
+// that allows it (sources are HEAD, every other ftbench operator ALWAYS),
+// and a forward partitioner. In ftbench's linear plans every operator has
+// one input, one parallelism and one slot-sharing group, so the rule is
+// the edge's partitioning: a forward edge chains; keyBy (hash), rebalance
+// and broadcast edges cross the network.
+func Chainable(plan *workloads.Plan, s int) bool {
+	return s >= 0 && s < len(plan.Stages) && plan.Stages[s].Input == workloads.Forward
+}
+
+// Build adds the source and every stage's instances to dep, one process per
+// operator instance, instance i on worker i mod workers (one slice of the
+// pipeline per worker, as Flink's slot sharing places it). newSource and
+// newTask create the processes on (re)start. Each instance pays its
+// operator's costs (ProcSpec.CostOp), so a per-operator override (--cost
+// count.state-cpu=8us) reaches every charge its process makes: stage costs,
+// sends, snapshot serialisation.
 func Build(dep *engine.Deployment, plan *workloads.Plan, par, workers int,
 	newSource func(g *Graph, i int) engine.Process,
 	newTask func(g *Graph, stage, i int) engine.Process) *Graph {
+	return BuildChained(dep, plan, par, workers, false, newSource, newTask)
+}
+
+// BuildChained is Build with Flink's operator chaining when chain is set:
+// a stage Chainable into its predecessor adds no process of its own but
+// runs in its predecessor's (ProcSpec.Chain lists the chain's operators,
+// and the process is named after them, "count→sink/0"). newSource builds
+// instance i of the chain the source heads; newTask(g, s, i) instance i of
+// the chain stage s heads (ChainEnd gives its last stage). A chained
+// process pays its head operator's costs (CostOp); its chained operators
+// charge their own (engine.CostModel.For).
+func BuildChained(dep *engine.Deployment, plan *workloads.Plan, par, workers int, chain bool,
+	newSource func(g *Graph, i int) engine.Process,
+	newTask func(g *Graph, stage, i int) engine.Process) *Graph {
 	g := &Graph{Plan: plan, Par: par}
+	if chain {
+		g.head = make([]int, len(plan.Stages)+1)
+		for s := -1; s < len(plan.Stages); s++ {
+			g.head[s+1] = s
+			if Chainable(plan, s) {
+				g.head[s+1] = g.head[s]
+			}
+		}
+	}
+	add := func(head, i int, newProc func() engine.Process) engine.ProcID {
+		op := g.opName(head)
+		spec := engine.ProcSpec{Name: fmt.Sprintf("%s/%d", op, i), Op: op, CostOp: op, Index: i, Worker: i % workers, New: newProc}
+		if end := g.ChainEnd(head); end > head {
+			for s := head; s <= end; s++ {
+				spec.Chain = append(spec.Chain, g.opName(s))
+			}
+			spec.Name = fmt.Sprintf("%s/%d", strings.Join(spec.Chain, "→"), i)
+		}
+		return dep.Add(spec)
+	}
 	for i := 0; i < par; i++ {
 		i := i
-		g.Source = append(g.Source, dep.Add(engine.ProcSpec{
-			Name: fmt.Sprintf("%s/%d", plan.Source, i), Op: plan.Source, CostOp: plan.Source, Index: i, Worker: i % workers,
-			New: func() engine.Process { return newSource(g, i) },
-		}))
+		g.Source = append(g.Source, add(-1, i, func() engine.Process { return newSource(g, i) }))
 	}
 	g.Stages = make([][]engine.ProcID, len(plan.Stages))
 	for s := range plan.Stages {
+		if h := g.Head(s); h != s {
+			g.Stages[s] = g.Instances(h)
+			continue
+		}
 		for i := 0; i < par; i++ {
 			s, i := s, i
-			g.Stages[s] = append(g.Stages[s], dep.Add(engine.ProcSpec{
-				Name: fmt.Sprintf("%s/%d", plan.Stages[s].Name, i), Op: plan.Stages[s].Name, CostOp: plan.Stages[s].Name, Index: i, Worker: i % workers,
-				New: func() engine.Process { return newTask(g, s, i) },
-			}))
+			g.Stages[s] = append(g.Stages[s], add(s, i, func() engine.Process { return newTask(g, s, i) }))
 		}
 	}
 	return g
+}
+
+func (g *Graph) opName(stage int) string {
+	if stage < 0 {
+		return g.Plan.Source
+	}
+	return g.Plan.Stages[stage].Name
+}
+
+// Head is the first stage of the chain stage runs in (-1: the source's).
+func (g *Graph) Head(stage int) int {
+	if g.head == nil {
+		return stage
+	}
+	return g.head[stage+1]
+}
+
+// ChainEnd is the last stage of the chain headed by stage head.
+func (g *Graph) ChainEnd(head int) int {
+	end := head
+	for end+1 < len(g.Plan.Stages) && g.Head(end+1) == g.Head(head) {
+		end++
+	}
+	return end
+}
+
+// Heads lists the stages that head a chain (-1: the source), in plan
+// order: one process per instance each.
+func (g *Graph) Heads() []int {
+	var hs []int
+	for s := -1; s < len(g.Plan.Stages); s++ {
+		if g.Head(s) == s {
+			hs = append(hs, s)
+		}
+	}
+	return hs
+}
+
+// Tasks lists every process of the graph once, chain by chain in plan
+// order.
+func (g *Graph) Tasks() []engine.ProcID {
+	var ts []engine.ProcID
+	for _, h := range g.Heads() {
+		ts = append(ts, g.Instances(h)...)
+	}
+	return ts
 }
 
 // Instances returns the instances of stage (-1: source).
@@ -138,7 +238,11 @@ type Operator struct {
 	// Changed, when not nil, collects the keys updated since it was last
 	// replaced (incremental checkpoints: a RocksDB memtable's keys).
 	Changed map[uint64]struct{}
-	emit    func(engine.Msg)
+	// Costs is the model the operator charges; nil: its process's
+	// (Ctx.Cost). A chained operator that is not its chain's head pays its
+	// own operator's model.
+	Costs *engine.CostModel
+	emit  func(engine.Msg)
 }
 
 // NewOperator makes an operator that hands every output to emit.
@@ -152,7 +256,11 @@ func NewOperator(st *workloads.Stage, emit func(engine.Msg)) *Operator {
 
 // Process charges the stage's CPU cost and applies it to m.
 func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
-	ctx.Work(o.Stage.Cost(ctx.Cost(), m))
+	c := o.Costs
+	if c == nil {
+		c = ctx.Cost()
+	}
+	ctx.Work(o.Stage.Cost(c, m))
 	if o.State != nil {
 		// Update works on the key's slot in place: emit only sends, and a
 		// plan is acyclic, so nothing inserts into this table meanwhile.
