@@ -82,6 +82,18 @@ func (o Options) Int(name string, lo, hi int) (int, error) {
 	return v, nil
 }
 
+// Either parses an option that takes one of two values: true for yes,
+// false for no.
+func (o Options) Either(name, yes, no string) (bool, error) {
+	switch o[name] {
+	case yes:
+		return true, nil
+	case no:
+		return false, nil
+	}
+	return false, fmt.Errorf("--%s=%q: want %s or %s", name, o[name], yes, no)
+}
+
 // Job is everything a system needs to compile a run.
 type Job struct {
 	Workload    workloads.Workload
