@@ -58,16 +58,17 @@ type broker struct {
 	c  *cluster
 	wr map[int64]*pending // store writes in flight, by token
 
-	fetches  map[int]*fetch // parked long-poll fetches, by thread
-	stables  []offsetFetch  // parked require_stable offset fetches
-	joining  map[int]bool   // members a rebalance waits for
-	rebal    bool           // a rebalance in progress
-	again    bool           // another rebalance once this one ends
+	fetches  map[int]*fetch   // parked long-poll fetches, by thread
+	writing  map[int][2]int64 // by thread: the epoch and sequence of its latest batch being written
+	stables  []offsetFetch    // parked require_stable offset fetches
+	joining  map[int]bool     // members a rebalance waits for
+	rebal    bool             // a rebalance in progress
+	again    bool             // another rebalance once this one ends
 	rebStart engine.Time
 }
 
 func newBroker(p *params, c *cluster) *broker {
-	return &broker{p: p, c: c, wr: map[int64]*pending{}, fetches: map[int]*fetch{}, joining: map[int]bool{}}
+	return &broker{p: p, c: c, wr: map[int64]*pending{}, fetches: map[int]*fetch{}, writing: map[int][2]int64{}, joining: map[int]bool{}}
 }
 
 func (b *broker) Init(ctx engine.Ctx) {
@@ -78,6 +79,14 @@ func (b *broker) Init(ctx engine.Ctx) {
 	// A new broker after a master crash: requests in flight died with the
 	// old one; every client re-sends what it is waiting for.
 	ctx.Record(engine.Event{Kind: evBrokerUp})
+	// A PREPARE_COMMIT whose write died with the old broker was never
+	// durable: the transaction is still ongoing, and its producer's
+	// retried EndTxn writes it again.
+	for _, t := range b.c.txns {
+		if t.state == txnPreparing {
+			t.state = txnOpen
+		}
+	}
 	for _, id := range b.p.thread {
 		ctx.Send(id, engine.Msg{Kind: kBrokerUp, Ctrl: true, Size: requestBytes})
 	}

@@ -69,7 +69,10 @@ func (b *broker) produce(ctx engine.Ctx, pr *produce) {
 		// A retry of a batch already appended (its ack died with a broker).
 		b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq})
 		return
+	} else if w := b.writing[pr.thread]; w[0] == pr.epoch && w[1] >= pr.seq {
+		return // a retry of a batch being written: its write's ack answers both
 	}
+	b.writing[pr.thread] = [2]int64{pr.epoch, pr.seq}
 	b.put(ctx, fmt.Sprintf("ks/produce/%d/%d/%d", pr.thread, pr.epoch, pr.seq), pr.bytes, &pending{kind: pProduce, prod: pr})
 }
 
@@ -309,7 +312,7 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 		if from >= upto || budget == 0 {
 			continue
 		}
-		fe := fetched{task: r.task}
+		fe := fetched{task: r.task, from: r.from}
 		off := from
 		for ; off < upto && budget > 0; off++ {
 			if l.visible(off) {
@@ -325,7 +328,7 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 	if len(out) == 0 {
 		return false
 	}
-	b.send(ctx, f.thread, kRecords, bytes+requestBytes, out)
+	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out})
 	return true
 }
 

@@ -24,6 +24,7 @@ func (b *broker) failed(ctx engine.Ctx, f engine.Failure) {
 		at := f.FailedAt + b.p.sessionTimeout - ctx.Now()
 		ctx.After(max(at, 0), tRemove+int64(th)<<8)
 	}
+	b.maybeAssign(ctx) // a rebalance in progress no longer waits for them
 }
 
 func (b *broker) threadOf(id engine.ProcID) int {
@@ -53,6 +54,11 @@ func (b *broker) join(ctx engine.Ctx, j join) {
 		return
 	}
 	b.c.member[th], b.c.away[th] = true, false
+	if b.rebal {
+		// A restarted member joins the rebalance in progress: its
+		// JoinGroup is its answer (the old incarnation got the request).
+		delete(b.joining, th)
+	}
 	b.startRebalance(ctx)
 }
 
@@ -62,6 +68,7 @@ func (b *broker) join(ctx engine.Ctx, j join) {
 func (b *broker) startRebalance(ctx engine.Ctx) {
 	if b.rebal {
 		b.again = true
+		b.maybeAssign(ctx) // a member it waited for may have gone
 		return
 	}
 	b.rebal, b.rebStart = true, ctx.Now()
@@ -85,6 +92,9 @@ func (b *broker) joined(ctx engine.Ctx, j join) {
 }
 
 func (b *broker) maybeAssign(ctx engine.Ctx) {
+	if !b.rebal {
+		return
+	}
 	for th := range b.joining {
 		if b.c.member[th] && !b.c.away[th] {
 			return

@@ -104,13 +104,20 @@ type fetchReq struct {
 
 type fetch struct {
 	thread int
+	seq    int64 // a new fetch replaces the thread's parked one
 	reqs   []fetchReq
 }
 
+// records answers fetch seq.
+type records struct {
+	seq  int64
+	recs []fetched
+}
+
 type fetched struct {
-	task taskID
-	msgs []engine.Msg
-	next int64
+	task       taskID
+	msgs       []engine.Msg
+	from, next int64
 }
 
 type restoreReq struct {

@@ -73,7 +73,11 @@ func (system) Flags() []systems.Flag {
 // restarts from a changelog older than what it wrote.
 func (system) Claim(_ string, opts systems.Options) systems.Claim {
 	if opts["guarantee"] == AtLeastOnce {
-		return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: false}
+		// A zombie (paused or cut off past its session timeout) writes
+		// its output when it wakes, after the new owner's: a key's last
+		// value may be an older count (MayEndStale), as with any
+		// non-transactional producer.
+		return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: false, MayEndStale: true}
 	}
 	return systems.ExactlyOnceMonotonic
 }
@@ -208,9 +212,6 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	p.w, p.log, p.plan, p.parts, p.cost = job.Workload, job.Log, job.Workload.Plan(), job.Parallelism, job.Cost
 	if p.subs, err = splitTopology(p.plan); err != nil {
 		return nil, err
-	}
-	if p.standbys >= p.instances && p.standbys > 0 {
-		return nil, fmt.Errorf("--standby-replicas=%d: want fewer than the %d instances (a standby never shares an instance with its active task)", p.standbys, p.instances)
 	}
 	anchor := p.plan.Stages[0].Name
 	if _, name := p.plan.FirstStateful(); name != "" {

@@ -39,6 +39,7 @@ type task struct {
 	undo map[uint64]undoVal
 
 	restoreBegan engine.Time
+	from         string // where its store comes from: changelog, standby or local
 	restored     int64
 	restoring    bool // a restore fetch outstanding
 }

@@ -40,15 +40,16 @@ type thread struct {
 	octx    []opCtx // per plan stage
 	srcCost *engine.CostModel
 
-	epoch   int64
-	gen     int64
-	ready   bool    // has a producer id and an assignment
-	rebal   bool    // a rebalance is in progress
-	revoke  bool    // eager: revoke everything once the commit ends
-	tasks   []*task // [taskID]: active tasks
-	standby []*task // [taskID]: standby tasks
-	local   []*task // [taskID]: stores of closed tasks still in the state directory
-	paused  engine.Time
+	epoch    int64
+	gen      int64
+	ready    bool    // has a producer id and an assignment
+	rebal    bool    // a rebalance is in progress
+	rebalGen int64   // the generation the rebalance in progress started from
+	revoke   bool    // eager: revoke everything once the commit ends
+	tasks    []*task // [taskID]: active tasks
+	standby  []*task // [taskID]: standby tasks
+	local    []*task // [taskID]: stores of closed tasks still in the state directory
+	paused   engine.Time
 
 	ph        phase
 	commitReq bool
@@ -60,6 +61,7 @@ type thread struct {
 	bufBytes  int64
 	rr        int
 	fetching  bool
+	fetchSeq  int64
 	stash     []fetched // records fetched while the thread was blocked
 	offReq    any       // the commit request outstanding (re-sent to a new broker)
 	began     engine.Time
@@ -116,8 +118,12 @@ func (th *thread) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case kOffset:
 		th.offsetFetched(m.Body.(offset))
 	case kRecords:
+		r := m.Body.(records)
+		if r.seq != th.fetchSeq {
+			return // answers a fetch a newer one replaced
+		}
 		th.fetching = false
-		th.stash = append(th.stash, m.Body.([]fetched)...)
+		th.stash = append(th.stash, r.recs...)
 		th.drain()
 	case kRestoreChunk:
 		th.restoreChunk(m.Body.(restoreChunk))
@@ -201,8 +207,8 @@ func (th *thread) drain() {
 	th.stash = nil
 	for _, f := range stash {
 		t := th.tasks[f.task]
-		if t == nil || t.state != tsRunning || f.next <= t.pos {
-			continue // revoked meanwhile, or already read
+		if t == nil || t.state != tsRunning || f.from != t.pos {
+			continue // revoked or moved meanwhile
 		}
 		for _, m := range f.msgs {
 			th.input(t, m)
@@ -213,18 +219,29 @@ func (th *thread) drain() {
 	th.fetch()
 }
 
-// fetch sends a long-poll Fetch for the running repartition-fed tasks.
+// fetch sends a long-poll Fetch for the running repartition-fed tasks,
+// unless one is outstanding; refetch replaces an outstanding one (a task
+// started running: the parked fetch does not name its partition).
 func (th *thread) fetch() {
-	if th.fetching || th.blocked() {
+	if th.fetching {
 		return
 	}
-	f := &fetch{thread: th.idx}
+	th.refetch()
+}
+
+func (th *thread) refetch() {
+	if th.blocked() {
+		return
+	}
+	th.fetchSeq++
+	f := &fetch{thread: th.idx, seq: th.fetchSeq}
 	for id, t := range th.tasks {
 		if t != nil && t.src == nil && t.state == tsRunning {
 			f.reqs = append(f.reqs, fetchReq{task: taskID(id), from: t.pos})
 		}
 	}
 	if len(f.reqs) == 0 {
+		th.fetching = false
 		return
 	}
 	th.fetching = true
@@ -419,7 +436,7 @@ func (th *thread) closeDirty(t *task) {
 // ---- rebalances ----
 
 func (th *thread) rebalance(gen int64) {
-	th.rebal = true
+	th.rebal, th.rebalGen = true, gen
 	if !th.p.eager {
 		th.send(kJoined, requestBytes, join{thread: th.idx, gen: gen})
 		return
@@ -427,6 +444,10 @@ func (th *thread) rebalance(gen int64) {
 	// Eager: commit, then revoke every task, then rejoin.
 	th.revoke = true
 	th.paused = th.ctx.Now()
+	if !th.ready {
+		th.revokeAll() // nothing assigned yet: nothing to commit
+		return
+	}
 	th.commitReq = true
 	if th.ph == phIdle {
 		th.maybeCommit()
@@ -446,7 +467,7 @@ func (th *thread) revokeAll() {
 		}
 	}
 	th.fetching = false
-	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.gen})
+	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.rebalGen})
 }
 
 func (th *thread) assigned(a assignment) {
@@ -471,13 +492,15 @@ func (th *thread) assigned(a assignment) {
 		}
 		t := th.standby[id]
 		th.standby[id] = nil
+		from := "standby"
 		if t != nil {
 			t.standby = false
 		} else if t = th.local[id]; t != nil {
-			th.local[id] = nil
+			th.local[id], from = nil, "local"
 		} else {
-			t = th.newTask(id)
+			t, from = th.newTask(id), "changelog"
 		}
+		t.from = from
 		if t.store != nil && th.p.eos && th.p.txnStores {
 			t.undo = map[uint64]undoVal{}
 		}
@@ -549,7 +572,7 @@ func (th *thread) restoreChunk(c restoreChunk) {
 	case !c.done:
 		th.requestRestore(t, c.task)
 	default:
-		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored})
+		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored, Note: "from=" + t.from})
 		th.running(t)
 	}
 }
@@ -559,7 +582,7 @@ func (th *thread) running(t *task) {
 	if t.src != nil {
 		th.armPoll(0)
 	} else {
-		th.fetch()
+		th.refetch()
 	}
 }
 
