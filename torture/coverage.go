@@ -187,7 +187,7 @@ func applicable(cfg harness.Config) map[string]bool {
 				set(PathRestoreStandby)
 			}
 		}
-		if opt("static-membership") == "true" && opt("session-timeout") != "detect-delay" {
+		if opt("static-membership") == "true" && opt("session-timeout") == "2s" {
 			set(PathStaticRejoin)
 		}
 	case "stormack":

@@ -76,8 +76,10 @@ func always(runKind) bool { return true }
 //     third (its 30 s commit interval never commits in a short run, so a
 //     crash replays from the start); commit intervals of 50 ms and 300 ms
 //     beside the default; both rebalance protocols; static membership
-//     with a 2 s session timeout (a restarted thread back within it keeps
-//     its tasks); one standby replica (a failover restores its lag only);
+//     and a 2 s session timeout (a restarted thread back within it keeps
+//     its tasks), or a 500 ms one, below the detection delay, so that a
+//     pause outlasts the session but not the detection and the thread
+//     wakes a live zombie that the generation must fence; one standby replica (a failover restores its lag only);
 //     KIP-892 stores (an aborted task rolls back instead of wiping); a
 //     2 KiB record cache (evictions write the changelog between commits);
 //     one thread per instance (every task of an instance on one thread, so
@@ -122,7 +124,7 @@ var choices = map[string][]choice{
 		{"commit-interval", []string{"auto", "50ms", "300ms"}, always},
 		{"rebalance", []string{"cooperative", "eager"}, always},
 		{"static-membership", []string{"false", "true"}, always},
-		{"session-timeout", []string{"detect-delay", "detect-delay", "2s"}, always},
+		{"session-timeout", []string{"detect-delay", "500ms", "2s"}, always},
 		{"standby-replicas", []string{"0", "1"}, always},
 		{"transactional-stores", []string{"false", "true"}, func(r runKind) bool { return r.opt("guarantee") != "at-least-once" }},
 		{"cache-max-bytes", []string{"10485760", "10485760", "2048"}, always},

@@ -45,6 +45,7 @@ const (
 	tTxnTimeouts int64 = iota + 1
 	tRemove            // + thread << 8: remove a failed member
 	tRetry             // + token << 8: write a failed store write again
+	tSession           // + thread << 8: a member's session may have expired
 )
 
 // broker is the Kafka cluster: it appends produced batches to partition
@@ -59,6 +60,7 @@ type broker struct {
 	wr map[int64]*pending // store writes in flight, by token
 
 	fetches  map[int]*fetch   // parked long-poll fetches, by thread
+	beat     []engine.Time    // by thread: its last heartbeat
 	writing  map[int][2]int64 // by thread: the epoch and sequence of its latest batch being written
 	stables  []offsetFetch    // parked require_stable offset fetches
 	joining  map[int]bool     // members a rebalance waits for
@@ -73,6 +75,12 @@ func newBroker(p *params, c *cluster) *broker {
 
 func (b *broker) Init(ctx engine.Ctx) {
 	ctx.After(engine.Second, tTxnTimeouts)
+	b.beat = make([]engine.Time, b.p.nThreads())
+	for th := range b.beat {
+		// A new coordinator gives every member a full session.
+		b.beat[th] = ctx.Now()
+		ctx.After(b.p.sessionTimeout, tSession+int64(th)<<8)
+	}
 	if b.c.gen == 0 && b.c.nextTok == 0 {
 		return // the first broker: nothing is outstanding
 	}
@@ -117,6 +125,8 @@ func (b *broker) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case engine.KindFailure:
 		b.failed(ctx, m.Body.(engine.Failure))
 	case engine.KindWorkerUp:
+	case kHeartbeat:
+		b.heartbeat(ctx, int(m.Val))
 	case kInitPid:
 		b.initPid(ctx, int(m.Val))
 	case kJoin:
@@ -151,6 +161,8 @@ func (b *broker) Timer(ctx engine.Ctx, id int64) {
 		ctx.After(engine.Second, tTxnTimeouts)
 	case id&0xff == tRemove:
 		b.remove(ctx, int(id>>8))
+	case id&0xff == tSession:
+		b.sessionCheck(ctx, int(id>>8))
 	case id&0xff == tRetry:
 		tok := id >> 8
 		if w, ok := b.wr[tok]; ok {

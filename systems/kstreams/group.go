@@ -13,7 +13,7 @@ import (
 // group once its session timeout has passed since the failure; a static
 // member back before then keeps its tasks (KIP-345).
 func (b *broker) failed(ctx engine.Ctx, f engine.Failure) {
-	ctx.Record(engine.Event{Kind: evDetected, ID: int64(f.Worker)})
+	ctx.Record(engine.Event{Kind: evDetected, ID: int64(f.Worker), Note: "failure notice"})
 	for _, id := range f.Procs {
 		th := b.threadOf(id)
 		if th < 0 || !b.c.member[th] || b.c.joinedAt[th] > f.FailedAt {
@@ -25,6 +25,26 @@ func (b *broker) failed(ctx engine.Ctx, f engine.Failure) {
 		ctx.After(max(at, 0), tRemove+int64(th)<<8)
 	}
 	b.maybeAssign(ctx) // a rebalance in progress no longer waits for them
+}
+
+// heartbeat: a member is alive. Its session expires sessionTimeout after
+// its last heartbeat (checked then).
+func (b *broker) heartbeat(ctx engine.Ctx, th int) {
+	b.beat[th] = ctx.Now()
+	ctx.After(b.p.sessionTimeout, tSession+int64(th)<<8)
+}
+
+// sessionCheck removes a member whose session expired: no heartbeat for
+// session.timeout.ms. A member paused (a long GC) that long is removed
+// although its process lives: when it wakes it is a zombie, which the
+// generation fences (KIP-447).
+func (b *broker) sessionCheck(ctx engine.Ctx, th int) {
+	if !b.c.member[th] || b.c.away[th] || ctx.Now()-b.beat[th] < b.p.sessionTimeout {
+		return
+	}
+	ctx.Record(engine.Event{Kind: evDetected, ID: int64(b.p.instanceOf(th) % b.p.workers), Note: "session expired"})
+	b.c.away[th] = true
+	b.remove(ctx, th)
 }
 
 func (b *broker) threadOf(id engine.ProcID) int {
@@ -45,6 +65,7 @@ func (b *broker) remove(ctx engine.Ctx, th int) {
 func (b *broker) join(ctx engine.Ctx, j join) {
 	th := j.thread
 	b.c.joinedAt[th] = ctx.Now()
+	b.heartbeat(ctx, th)
 	if b.p.static && b.c.member[th] && b.c.away[th] && !b.rebal {
 		// KIP-345: the same group.instance.id back within the session
 		// timeout gets its assignment back; nobody else rebalances.
@@ -84,6 +105,11 @@ func (b *broker) startRebalance(ctx engine.Ctx) {
 }
 
 func (b *broker) joined(ctx engine.Ctx, j join) {
+	if !b.c.member[j.thread] || b.c.away[j.thread] && !b.p.static {
+		// A removed member (a zombie that never heard): it must rejoin.
+		b.send(ctx, j.thread, kRejoin, requestBytes, nil)
+		return
+	}
 	if !b.rebal || j.gen != b.c.gen {
 		return
 	}

@@ -22,6 +22,7 @@ const (
 	kOffsetFetch                         // OffsetFetch (require_stable under EOS)
 	kFetch                               // Fetch of repartition records
 	kRestore                             // Fetch of changelog records for a restore or a standby
+	kHeartbeat                           // Heartbeat (Val: thread), every session.timeout.ms / 3
 	// broker -> thread
 	kPid
 	kRebalance
@@ -34,6 +35,7 @@ const (
 	kRecords
 	kRestoreChunk
 	kBrokerUp // a new broker after a master crash: re-send what is outstanding
+	kRejoin   // UNKNOWN_MEMBER_ID: the member was removed; join again
 )
 
 // requestBytes is the size of a request or response without records.

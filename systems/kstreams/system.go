@@ -97,14 +97,15 @@ type params struct {
 	txnStores      bool
 	cacheEntries   int // per thread
 
-	w      workloads.Workload
-	log    *workloads.Log
-	plan   *workloads.Plan
-	subs   []subTopology
-	parts  int // partitions of every topic = tasks per sub-topology
-	cost   *engine.CostModel
-	broker engine.ProcID
-	thread []engine.ProcID // global thread index -> process
+	w       workloads.Workload
+	log     *workloads.Log
+	plan    *workloads.Plan
+	subs    []subTopology
+	parts   int // partitions of every topic = tasks per sub-topology
+	workers int
+	cost    *engine.CostModel
+	broker  engine.ProcID
+	thread  []engine.ProcID // global thread index -> process
 }
 
 func (p *params) nThreads() int { return p.instances * p.threads }
@@ -209,7 +210,7 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.w, p.log, p.plan, p.parts, p.cost = job.Workload, job.Log, job.Workload.Plan(), job.Parallelism, job.Cost
+	p.w, p.log, p.plan, p.parts, p.cost, p.workers = job.Workload, job.Log, job.Workload.Plan(), job.Parallelism, job.Cost, job.Workers
 	if p.subs, err = splitTopology(p.plan); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ const (
 	tCommit
 	tLinger
 	tStandby
+	tHeartbeat
 )
 
 // Commit phases of a thread (its commit blocks processing, as
@@ -88,6 +89,7 @@ func (th *thread) Init(ctx engine.Ctx) {
 	th.ctx = ctx
 	th.start()
 	ctx.After(th.p.commitInterval, tCommit)
+	ctx.After(th.p.sessionTimeout/3, tHeartbeat)
 }
 
 // start gets a producer id (InitProducerId: the idempotent producer's
@@ -129,6 +131,8 @@ func (th *thread) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		th.restoreChunk(m.Body.(restoreChunk))
 	case kBrokerUp:
 		th.resend()
+	case kRejoin:
+		th.fenced("unknown member")
 	}
 }
 
@@ -142,6 +146,11 @@ func (th *thread) Timer(ctx engine.Ctx, id int64) {
 		ctx.After(th.p.commitInterval, tCommit)
 		th.commitReq = true
 		th.maybeCommit()
+	case tHeartbeat:
+		// The consumer's heartbeat thread: it beats while the thread
+		// processes; a paused (or crashed) process stops beating.
+		ctx.Send(th.p.broker, engine.Msg{Kind: kHeartbeat, Ctrl: true, Size: requestBytes, Val: int64(th.idx)})
+		ctx.After(th.p.sessionTimeout/3, tHeartbeat)
 	case tLinger:
 		th.lingering = false
 		th.flush()
@@ -230,10 +239,13 @@ func (th *thread) fetch() {
 }
 
 func (th *thread) refetch() {
+	// A new sequence number voids the outstanding fetch's answer; when
+	// blocked, the thread fetches again once it resumes.
+	th.fetchSeq++
+	th.fetching = false
 	if th.blocked() {
 		return
 	}
-	th.fetchSeq++
 	f := &fetch{thread: th.idx, seq: th.fetchSeq}
 	for id, t := range th.tasks {
 		if t != nil && t.src == nil && t.state == tsRunning {
@@ -363,7 +375,9 @@ func (th *thread) committed(r txnReply) {
 		return
 	}
 	for _, e := range r.ends {
-		if t := th.tasks[e.task]; t != nil {
+		// Only a running task's store is consistent with its changelog's
+		// end; one still waiting or restoring has not caught up yet.
+		if t := th.tasks[e.task]; t != nil && t.state == tsRunning {
 			t.clFrom = e.off
 			if t.undo != nil {
 				clear(t.undo)
@@ -404,6 +418,8 @@ func (th *thread) fenced(why string) {
 		}
 	}
 	th.buf, th.out, th.late, th.bufBytes, th.stash = nil, nil, nil, 0, nil
+	th.fetchSeq++
+	th.fetching = false
 	th.ph, th.offReq, th.inflight, th.rebal, th.revoke = phIdle, nil, nil, false, false
 	th.start()
 }
