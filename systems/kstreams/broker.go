@@ -1,6 +1,8 @@
 package kstreams
 
 import (
+	"slices"
+
 	"ftbench/engine"
 )
 
@@ -36,16 +38,22 @@ type pending struct {
 
 const (
 	pProduce uint8 = iota
-	pCommit
+	pCommit        // PREPARE_COMMIT in the transaction log
+	pMarkers       // the COMMIT markers on the transaction's partitions
 	pOffsets
 )
+
+// sessionChecks is how often per session timeout the group coordinator
+// looks for expired sessions: a session expires up to a tenth of the
+// timeout late.
+const sessionChecks = 10
 
 // Broker timers.
 const (
 	tTxnTimeouts int64 = iota + 1
 	tRemove            // + thread << 8: remove a failed member
 	tRetry             // + token << 8: write a failed store write again
-	tSession           // + thread << 8: a member's session may have expired
+	tSession           // the sessions' expiry check, sessionChecks times a session timeout
 )
 
 // broker is the Kafka cluster: it appends produced batches to partition
@@ -77,10 +85,9 @@ func (b *broker) Init(ctx engine.Ctx) {
 	ctx.After(engine.Second, tTxnTimeouts)
 	b.beat = make([]engine.Time, b.p.nThreads())
 	for th := range b.beat {
-		// A new coordinator gives every member a full session.
-		b.beat[th] = ctx.Now()
-		ctx.After(b.p.sessionTimeout, tSession+int64(th)<<8)
+		b.beat[th] = ctx.Now() // a new coordinator gives every member a full session
 	}
+	ctx.After(b.p.sessionTimeout/sessionChecks, tSession)
 	if b.c.gen == 0 && b.c.nextTok == 0 {
 		return // the first broker: nothing is outstanding
 	}
@@ -90,9 +97,14 @@ func (b *broker) Init(ctx engine.Ctx) {
 	// A PREPARE_COMMIT whose write died with the old broker was never
 	// durable: the transaction is still ongoing, and its producer's
 	// retried EndTxn writes it again.
-	for _, t := range b.c.txns {
-		if t.state == txnPreparing {
+	for _, t := range slices.Clone(b.c.txns) {
+		switch t.state {
+		case txnPreparing:
 			t.state = txnOpen
+		case txnPrepared:
+			// Decided: the new coordinator completes it (its marker
+			// writes are not modelled again).
+			b.complete(ctx, t, txnCommitted, "")
 		}
 	}
 	for _, id := range b.p.thread {
@@ -161,8 +173,11 @@ func (b *broker) Timer(ctx engine.Ctx, id int64) {
 		ctx.After(engine.Second, tTxnTimeouts)
 	case id&0xff == tRemove:
 		b.remove(ctx, int(id>>8))
-	case id&0xff == tSession:
-		b.sessionCheck(ctx, int(id>>8))
+	case id == tSession:
+		for th := range b.beat {
+			b.sessionCheck(ctx, th)
+		}
+		ctx.After(b.p.sessionTimeout/sessionChecks, tSession)
 	case id&0xff == tRetry:
 		tok := id >> 8
 		if w, ok := b.wr[tok]; ok {

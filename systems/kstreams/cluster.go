@@ -81,8 +81,9 @@ type txn struct {
 type txnState uint8
 
 const (
-	txnOpen txnState = iota
-	txnPreparing
+	txnOpen      txnState = iota
+	txnPreparing          // PREPARE_COMMIT being written
+	txnPrepared           // PREPARE_COMMIT durable: decided, markers being written
 	txnCommitted
 	txnAborted
 )

@@ -19,6 +19,16 @@ func (b *broker) written(ctx engine.Ctx, tok int64) {
 	case pProduce:
 		b.append(ctx, w.prod)
 	case pCommit:
+		// PREPARE_COMMIT is durable: the commit is decided. The
+		// coordinator writes a COMMIT marker to every partition of the
+		// transaction; until they are written the records stay beyond
+		// the LSO, and the producer's next transaction waits
+		// (CONCURRENT_TRANSACTIONS).
+		w.txn.state = txnPrepared
+		b.put(ctx, fmt.Sprintf("ks/markers/%d/%d", w.txn.thread, w.txn.epoch), int64(len(w.txn.parts)+1)*requestBytes,
+			&pending{kind: pMarkers, txn: w.txn})
+		b.wr[b.c.nextTok].began = w.began
+	case pMarkers:
 		b.complete(ctx, w.txn, txnCommitted, "")
 		ctx.Record(engine.Event{Kind: evTxnCommitted, ID: int64(w.txn.thread), Value: int64(ctx.Now() - w.began)})
 		b.send(ctx, w.txn.thread, kEndTxnAck, requestBytes, txnReply{ends: b.ends(w.txn.thread)})
@@ -171,8 +181,9 @@ func (b *broker) endTxn(ctx engine.Ctx, r endTxn) {
 	switch {
 	case t == nil:
 		b.send(ctx, r.thread, kEndTxnAck, requestBytes, txnReply{})
-	case t.state == txnPreparing:
-		// A retry after a broker failover: the prepare is being written.
+	case t.state == txnPreparing || t.state == txnPrepared:
+		// A retry after a broker failover: the prepare or the markers
+		// are being written; their completion answers.
 	case !r.commit:
 		b.complete(ctx, t, txnAborted, "aborted by its producer")
 		b.send(ctx, r.thread, kEndTxnAck, requestBytes, txnReply{})

@@ -55,21 +55,25 @@
 // transactional id stable across restarts): flush every cache into the
 // producer; TxnOffsetCommit with the consumed offsets and the group
 // generation (fenced unless the thread is a member at the current
-// generation owning those tasks); flush the producer; EndTxn(commit),
-// whose PREPARE_COMMIT is a durable write after which the coordinator
-// decides the transaction: its records become readable to read_committed
+// generation owning those tasks); flush the producer; EndTxn(commit):
+// the coordinator writes PREPARE_COMMIT (durable: the commit is decided),
+// then the COMMIT markers on the transaction's partitions (a second
+// write), and then its records become readable to read_committed
 // consumers, its offsets committed and its output visible, in one step.
 // The thread processes nothing from the start of the commit to its end
-// (commitTransaction blocks). at-least-once: flush, wait for every ack,
+// (commitTransaction blocks). A thread's first commit comes at a random
+// point of its first interval (threads start at different moments). at-least-once: flush, wait for every ack,
 // then OffsetCommit: the changelog and the output may run ahead of the
 // committed offsets.
 //
 // # Failures and rebalances
 //
-// The runtime's failure detector stands for the missing heartbeats: a
-// failed instance's threads are removed --session-timeout after the
-// failure (default: the cost model's detect-delay; Kafka's is 45 s,
-// KIP-735) and the group rebalances. Cooperative (KIP-429, default): the
+// Every thread heartbeats every third of --session-timeout (default: the
+// cost model's detect-delay; Kafka's is 45 s, KIP-735); the group
+// coordinator removes a member silent that long and the group
+// rebalances. The runtime's failure notice marks a crashed worker's
+// threads gone too. A thread paused past its session timeout wakes a
+// zombie; a removed member's JoinGroup is answered UNKNOWN_MEMBER_ID. Cooperative (KIP-429, default): the
 // members rejoin without stopping, and only the removed member's tasks
 // move, to a thread holding a caught-up standby (within
 // acceptable.recovery.lag) or to the least-loaded thread, preferring

@@ -28,11 +28,8 @@ func (b *broker) failed(ctx engine.Ctx, f engine.Failure) {
 }
 
 // heartbeat: a member is alive. Its session expires sessionTimeout after
-// its last heartbeat (checked then).
-func (b *broker) heartbeat(ctx engine.Ctx, th int) {
-	b.beat[th] = ctx.Now()
-	ctx.After(b.p.sessionTimeout, tSession+int64(th)<<8)
-}
+// its last heartbeat.
+func (b *broker) heartbeat(ctx engine.Ctx, th int) { b.beat[th] = ctx.Now() }
 
 // sessionCheck removes a member whose session expired: no heartbeat for
 // session.timeout.ms. A member paused (a long GC) that long is removed
@@ -174,10 +171,12 @@ func (b *broker) assign() int64 {
 		return 0
 	}
 	load := make([]int, b.p.nThreads())
+	owned := make([]bool, len(b.c.active)) // had an owner (a first assignment moves nothing)
 	for t, th := range b.c.active {
 		if th >= 0 && b.c.member[th] {
 			load[th]++
 		} else {
+			owned[t] = th >= 0
 			b.c.active[t] = -1
 		}
 	}
@@ -223,7 +222,9 @@ func (b *broker) assign() int64 {
 		}
 		b.c.active[t] = owner
 		load[owner]++
-		moved++
+		if owned[t] {
+			moved++
+		}
 	}
 	// Standby replicas: keep those on live members of another instance
 	// than the active task's, then add up to num.standby.replicas.

@@ -88,8 +88,12 @@ func (th *thread) send(kind uint16, size int64, body any) {
 func (th *thread) Init(ctx engine.Ctx) {
 	th.ctx = ctx
 	th.start()
-	ctx.After(th.p.commitInterval, tCommit)
+	// commit.interval.ms runs from each thread's own last commit, and
+	// threads start at different moments: their commits are not in step
+	// (in step, a record would wait a whole interval at every hop).
+	ctx.After(1+engine.Time(ctx.Rand().Int64N(int64(th.p.commitInterval))), tCommit)
 	ctx.After(th.p.sessionTimeout/3, tHeartbeat)
+	ctx.After(standbyPoll, tStandby)
 }
 
 // start gets a producer id (InitProducerId: the idempotent producer's
@@ -155,11 +159,13 @@ func (th *thread) Timer(ctx engine.Ctx, id int64) {
 		th.lingering = false
 		th.flush()
 	case tStandby:
+		// A caught-up standby polls its changelog again.
 		for id, t := range th.standby {
 			if t != nil && !t.restoring {
 				th.requestRestore(t, taskID(id))
 			}
 		}
+		ctx.After(standbyPoll, tStandby)
 	}
 }
 
@@ -584,7 +590,7 @@ func (th *thread) restoreChunk(c restoreChunk) {
 	t.clFrom = c.next
 	switch {
 	case c.standby && c.done:
-		th.ctx.After(standbyPoll, tStandby)
+		// Caught up: the standby timer polls again.
 	case !c.done:
 		th.requestRestore(t, c.task)
 	default:
