@@ -146,9 +146,18 @@ func (l *plog) purge(off int64) {
 	if off <= l.start {
 		return
 	}
-	n := off - l.start
-	l.recs = slices.Delete(l.recs, 0, int(n))
+	l.drop(off - l.start)
 	l.start = off
+}
+
+// drop forgets the first n records without moving the others (a purge
+// after every commit would otherwise copy the log each time); the array
+// is copied once it is mostly forgotten.
+func (l *plog) drop(n int64) {
+	l.recs = l.recs[n:]
+	if cap(l.recs) > 4*len(l.recs)+1024 {
+		l.recs = slices.Clone(l.recs)
+	}
 }
 
 // compact is one log-cleaner pass over a changelog partition: when the
@@ -178,7 +187,7 @@ func (l *plog) compact() int64 {
 	}
 	slices.SortFunc(base, func(a, b based) int { return int(a.off - b.off) })
 	l.base = base
-	l.recs = slices.Delete(l.recs, 0, int(dirty))
+	l.drop(dirty)
 	l.start = l.stable
 	return before - int64(len(base))
 }
