@@ -286,7 +286,9 @@ func (th *thread) flush() {
 	}
 	th.seq++
 	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, recs: th.buf, out: th.out, bytes: th.bufBytes + requestBytes}
-	th.buf, th.out, th.bufBytes = nil, nil, 0
+	// The next batch is about as large: sized at once, it grows without
+	// copying.
+	th.buf, th.out, th.bufBytes = make([]prodRec, 0, len(pr.recs)), make([]engine.Commit, 0, len(pr.out)), 0
 	th.inflight = pr
 	th.send(kProduce, pr.bytes, pr)
 }
