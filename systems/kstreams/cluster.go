@@ -216,20 +216,3 @@ func (l *plog) readChangelog(from, limit int64, n int) ([]stream.KV, int64) {
 	}
 	return kvs, next
 }
-
-// restoreRecords is how many records a restore from offset from up to
-// limit reads.
-func (l *plog) restoreRecords(from, limit int64) int64 {
-	var n int64
-	if from < l.start {
-		i, _ := slices.BinarySearchFunc(l.base, from, func(b based, off int64) int { return int(b.off - off) })
-		n += int64(len(l.base) - i)
-		from = l.start
-	}
-	for off := from; off < limit; off++ {
-		if l.visible(off) {
-			n++
-		}
-	}
-	return n
-}

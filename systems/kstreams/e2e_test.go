@@ -72,8 +72,8 @@ func TestCrashExactlyOnce(t *testing.T) {
 			}
 			restored := metric[int64](t, r, "changelog_records_restored")
 			if w == "grep" {
-				if restored != 0 {
-					t.Errorf("grep is stateless, yet %d changelog records were restored", restored)
+				if restored != 0 || r.Recoveries[0].Phases.RestoredS == nil {
+					t.Errorf("grep is stateless: %d changelog records restored (want 0), restored phase %v (want its tasks running)", restored, r.Recoveries[0].Phases.RestoredS)
 				}
 			} else if restored == 0 || r.Recoveries[0].Phases.RestoredS == nil {
 				t.Errorf("changelog_records_restored=%d, restored phase %v: a stateful task moved and must restore", restored, r.Recoveries[0].Phases.RestoredS)

@@ -559,6 +559,9 @@ func (th *thread) offsetFetched(o offset) {
 	}
 	t.pos = o.off
 	if t.store == nil {
+		// A stateless task has nothing to restore: it passes through
+		// RESTORING at once.
+		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(o.task), Value: int64(th.ctx.Now() - t.restoreBegan), Note: "from=none"})
 		th.running(t)
 		return
 	}
