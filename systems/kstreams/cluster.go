@@ -105,7 +105,9 @@ type entry struct {
 // into base, the last committed value of each key with its offset.
 type plog struct {
 	start, stable int64
-	recs          []entry
+	recs          []entry // the live records: buf[head:]
+	buf           []entry
+	head          int
 	changelog     bool
 	base          []based // compacted records, by offset
 }
@@ -150,14 +152,24 @@ func (l *plog) purge(off int64) {
 	l.start = off
 }
 
-// drop forgets the first n records without moving the others (a purge
-// after every commit would otherwise copy the log each time); the array
-// is copied once it is mostly forgotten.
+// push appends a record.
+func (l *plog) push(e entry) {
+	l.buf = append(l.buf, e)
+	l.recs = l.buf[l.head:]
+}
+
+// drop forgets the first n records. They stay in the array until they
+// are more than the live ones, which then move to its front: a purge
+// after every commit copies nothing, and the array keeps its capacity
+// (re-slicing it away made every purged log grow, and copy, again).
 func (l *plog) drop(n int64) {
-	l.recs = l.recs[n:]
-	if cap(l.recs) > 4*len(l.recs)+1024 {
-		l.recs = slices.Clone(l.recs)
+	l.head += int(n)
+	if l.head > len(l.buf)/2 {
+		k := copy(l.buf, l.buf[l.head:])
+		clear(l.buf[k:]) // let the collector have the dropped records' bodies
+		l.buf, l.head = l.buf[:k], 0
 	}
+	l.recs = l.buf[l.head:]
 }
 
 // compact is one log-cleaner pass over a changelog partition: when the

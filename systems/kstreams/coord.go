@@ -103,7 +103,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	}
 	for _, r := range pr.recs {
 		l := b.logOf(r)
-		l.recs = append(l.recs, entry{m: r.m, txn: t})
+		l.push(entry{m: r.m, txn: t})
 		if t != nil && !slices.Contains(t.parts, l) {
 			t.parts = append(t.parts, l)
 		}
