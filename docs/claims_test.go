@@ -163,7 +163,7 @@ func TestCountedClaims(t *testing.T) {
 			return []string{`"` + strings.Join(sweep.DefaultMetrics, `", "`) + `"`}
 		}},
 		{"sweeps.md", `"(default|recovery_time_s|duplicates|lost)": \{"rel": ([\d.]+), "abs": ([\d.]+)\}`, nil},
-		{"contributing.md", `runs the three sweeps \((\w+), a crash, (\d+) s at ([\d ]+) records/s, seeds ([\d-]+)\)`, func(t *testing.T) []string {
+		{"contributing.md", `runs the four sweeps \((\w+), a crash, (\d+) s at ([\d ]+) records/s, seeds ([\d-]+)\)`, func(t *testing.T) []string {
 			b, err := os.ReadFile("../scripts/regress.sh")
 			if err != nil {
 				t.Fatal(err)
@@ -725,12 +725,18 @@ func sourceConst(t *testing.T, pkg, name string) value {
 
 // lineage.md's options table is lineage's options: each with its default,
 // every option once, and the default variant.
-func TestLineageOptionsTable(t *testing.T) {
-	s, err := systems.Lookup("lineage")
+func TestLineageOptionsTable(t *testing.T) { optionsTable(t, "lineage") }
+
+// optionsTable checks that system's page, <system>.md, has an options
+// table of its options: each with its default, every option once, and the
+// default variant.
+func optionsTable(t *testing.T, system string) {
+	t.Helper()
+	s, err := systems.Lookup(system)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := regexp.MustCompile(`\| --([a-z-]+) \| (\S+)`).FindAllStringSubmatch(page(t, "lineage.md"), -1)
+	rows := regexp.MustCompile(`\| --([a-z-]+) \| (\S+)`).FindAllStringSubmatch(page(t, system+".md"), -1)
 	want := map[string]string{"variant": s.Variants()[0]}
 	for _, f := range s.Flags() {
 		want[f.Name] = f.Default
@@ -739,14 +745,14 @@ func TestLineageOptionsTable(t *testing.T) {
 	for _, r := range rows {
 		seen[r[1]] = true
 		if def, ok := want[r[1]]; !ok {
-			t.Errorf("lineage.md's table has --%s, which lineage does not take", r[1])
+			t.Errorf("%s.md's table has --%s, which %s does not take", system, r[1], system)
 		} else if r[2] != def {
-			t.Errorf("--%s: the table says %s, lineage's default is %s", r[1], r[2], def)
+			t.Errorf("--%s: the table says %s, %s's default is %s", r[1], r[2], system, def)
 		}
 	}
 	for name := range want {
 		if !seen[name] {
-			t.Errorf("lineage.md's options table has no row for --%s", name)
+			t.Errorf("%s.md's options table has no row for --%s", system, name)
 		}
 	}
 }

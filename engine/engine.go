@@ -298,6 +298,11 @@ type Deployment struct {
 	// TaskManager, so only stormack sets it. The simulator honours it; the
 	// live runtime sends every message through its channels as before.
 	LocalTransfer bool
+	// Tasks names the job's tasks, each by the operators it runs, when
+	// they are not one per process: Kafka Streams runs its tasks
+	// (sub-topology, partition) inside stream threads. nil: every process
+	// with an operator is a task (ProcSpec.Ops).
+	Tasks [][]string
 }
 
 // Lookup returns the id of the process named name.

@@ -151,13 +151,18 @@ type Task struct {
 // Name is the task as the run summary prints it: "[source→split]".
 func (t Task) Name() string { return "[" + strings.Join(t.Operators, "→") + "]" }
 
-// tasksOf groups dep's data processes by the operators they run, in
-// deployment order.
+// tasksOf groups dep's tasks (Deployment.Tasks, else its data processes)
+// by the operators they run, in deployment order.
 func tasksOf(dep *engine.Deployment) []Task {
+	all := dep.Tasks
+	if all == nil {
+		for _, p := range dep.Procs {
+			all = append(all, p.Ops())
+		}
+	}
 	ts := []Task{}
 	index := map[string]int{}
-	for _, p := range dep.Procs {
-		ops := p.Ops()
+	for _, ops := range all {
 		if len(ops) == 0 {
 			continue
 		}

@@ -31,6 +31,10 @@ pinned=(
   "ftbench_mutant_early_wal_clean|--system lineage --variant upstream --workload wordcount --seed 6691608647826748915 --duration 1.7s --parallelism 4 --workers 4 --rate 8100 --fault crash@1.525s:master,restart=300ms --batch-interval 250ms --checkpoint-every 2 --shuffle-partitions 0 --speculation false --observe"
   "ftbench_mutant_sink_delete_before_commit|--system snapshot --variant cl --workload wordcount --seed 6691608647826748915 --duration 800ms --parallelism 4 --workers 4 --rate 8100 --fault crash@612ms:worker=3,restart=300ms --checkpoint-interval 200ms --observe"
   "ftbench_mutant_timeout_commits|--system stormack --workload wordcount --seed 8435646525660163353 --duration 1.1s --parallelism 2 --workers 4 --rate 3300 --fault partition@0s-1.085s:worker=1 --ack-timeout 1s --ackers workers --max-spout-pending 5000 --offset-commit-interval 1s --observe"
+  "ftbench_mutant_offsets_outside_txn|--system kstreams --workload wordcount --seed 11260839177826854807 --duration 4.4s --parallelism 2 --workers 3 --rate 2400 --fault crash@2.246s:master,restart=2s --fault crash@4.247s:worker=1,restart=100ms --cache-max-bytes 2048 --commit-interval 300ms --guarantee exactly-once-v2 --rebalance eager --session-timeout detect-delay --standby-replicas 0 --static-membership true --threads auto --transactional-stores false --observe"
+  "ftbench_mutant_changelog_after_commit|--system kstreams --workload wordcount --seed 11260839177826854807 --duration 700ms --parallelism 2 --workers 3 --rate 2400 --fault crash@530ms:worker=1,restart=100ms --cache-max-bytes 2048 --commit-interval 300ms --guarantee exactly-once-v2 --rebalance eager --session-timeout detect-delay --standby-replicas 0 --static-membership true --threads auto --transactional-stores false --observe"
+  "ftbench_mutant_no_fencing|--system kstreams --workload wordcount --seed 17021545621111797301 --duration 3.8s --parallelism 1 --workers 1 --rate 1600 --fault pause@2.849s-3.705s:worker=0 --cache-max-bytes 10485760 --commit-interval 50ms --guarantee exactly-once-v2 --rebalance cooperative --session-timeout detect-delay --standby-replicas 0 --static-membership false --threads auto --transactional-stores false --observe"
+  "ftbench_mutant_no_require_stable|--system kstreams --workload wordcount --seed 3157840017346158763 --duration 1.5s --parallelism 4 --workers 3 --slots 6 --rate 4200 --fault partition@759ms-1.259s:worker=0 --cache-max-bytes 2048 --commit-interval 50ms --guarantee exactly-once-v2 --rebalance eager --session-timeout 500ms --standby-replicas 0 --static-membership false --threads auto --transactional-stores true --observe"
 )
 if [ "${1:-}" = "--pinned" ]; then
   tmp=$(mktemp -d)
@@ -116,6 +120,10 @@ mutants=(
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p"
   "ftbench_mutant_unfenced_zombie|--system barrier --sink 2pc"
   "ftbench_mutant_epoch_first|--system barrier --sink 2pc"
+  "ftbench_mutant_offsets_outside_txn|--system kstreams"
+  "ftbench_mutant_changelog_after_commit|--system kstreams"
+  "ftbench_mutant_no_fencing|--system kstreams"
+  "ftbench_mutant_no_require_stable|--system kstreams"
   "${milestone_mutants[@]}"
 )
 status=0

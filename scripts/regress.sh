@@ -38,6 +38,7 @@ sweep checkpoint-interval --system barrier/aligned,barrier/unaligned,snapshot/cl
   --param checkpoint-interval=500ms,1s,2s,4s
 sweep lineage-checkpoint-every --system lineage/parallel --param checkpoint-every=1,2,5,10
 sweep crash-per-system --system none,stormack,lineage,barrier,snapshot
+sweep kstreams-commit-interval --system kstreams --param commit-interval=100ms,500ms,2s
 
 # worst keeps the most severe code: 3 (a claim broke, or a regression) over
 # 4 (undrained) over anything else non-zero.
@@ -50,7 +51,7 @@ worst() {
     *) status=$1 ;;
   esac
 }
-for name in checkpoint-interval lineage-checkpoint-every crash-per-system; do
+for name in checkpoint-interval lineage-checkpoint-every crash-per-system kstreams-commit-interval; do
   base="results/baseline/$name.json"
   code=${swept[$name]}
   case $code in

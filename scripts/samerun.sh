@@ -48,6 +48,7 @@ default_configs=$(cat <<'CFG'
 --system stormack --fault crash --fault reorder --duration 6s
 --system stormack --ackers 0 --workload grep --fault crash --duration 6s
 --system none --fault crash --duration 6s
+--system kstreams --fault crash --duration 6s
 CFG
 )
 configs=${CONFIGS_FILE:+$(cat "$CONFIGS_FILE")}

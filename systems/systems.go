@@ -82,16 +82,20 @@ func (o Options) Int(name string, lo, hi int) (int, error) {
 	return v, nil
 }
 
-// Bool parses a true/false option.
-func (o Options) Bool(name string) (bool, error) {
+// Either parses an option that takes one of two values: true for yes,
+// false for no.
+func (o Options) Either(name, yes, no string) (bool, error) {
 	switch o[name] {
-	case "true":
+	case yes:
 		return true, nil
-	case "false":
+	case no:
 		return false, nil
 	}
-	return false, fmt.Errorf("--%s=%q: want true or false", name, o[name])
+	return false, fmt.Errorf("--%s=%q: want %s or %s", name, o[name], yes, no)
 }
+
+// Bool parses a true/false option.
+func (o Options) Bool(name string) (bool, error) { return o.Either(name, "true", "false") }
 
 // Job is everything a system needs to compile a run.
 type Job struct {

@@ -74,6 +74,20 @@ const (
 	// trigger and expired (barrier): a failed checkpoint, which past the
 	// tolerable number fails the job over.
 	PathCheckpointExpired = "checkpoint-expired"
+	// kstreams: a failed member's tasks moved to other threads in a
+	// rebalance (an assignment after a failure that moved tasks).
+	PathRebalance = "rebalance-after-failure"
+	// kstreams: a moved task replayed its changelog into a fresh store.
+	PathRestoreChangelog = "restore-from-changelog"
+	// kstreams: a moved task took over a standby replica's store and
+	// replayed only its lag.
+	PathRestoreStandby = "restore-from-standby"
+	// kstreams: a transaction was aborted (a restarted thread's epoch
+	// bump, a fenced zombie, the transaction timeout).
+	PathTxnAborted = "transaction-aborted"
+	// kstreams: a static member came back within its session timeout and
+	// kept its tasks without a rebalance.
+	PathStaticRejoin = "static-member-rejoined"
 )
 
 // Paths is the fixed list, in table order.
@@ -82,7 +96,8 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
 	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
-	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired}
+	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired,
+	PathRebalance, PathRestoreChangelog, PathRestoreStandby, PathTxnAborted, PathStaticRejoin}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -164,6 +179,17 @@ func applicable(cfg harness.Config) map[string]bool {
 		if reorder && variant == "mattern" {
 			set(PathMatternReorder)
 		}
+	case "kstreams":
+		set(PathRebalance, PathTxnAborted, PathZombieFenced)
+		if workload := cfg.Workload; workload != "grep" {
+			set(PathRestoreChangelog)
+			if opt("standby-replicas") != "0" && cfg.Workers > 1 {
+				set(PathRestoreStandby)
+			}
+		}
+		if opt("static-membership") == "true" && opt("session-timeout") == "2s" {
+			set(PathStaticRejoin)
+		}
 	case "stormack":
 		// With acking off (--ackers 0) nothing times out; what a crash
 		// exercises is a spout resuming at the offset it committed before
@@ -234,6 +260,7 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 		milestones = systems.Milestones(sys, cfg.Variant)
 	}
 	last := map[string]engine.Time{} // milestone kind -> its latest time
+	failures := 0                    // failures detected so far (kstreams' group coordinator)
 	for _, e := range ev {
 		if slices.Contains(milestones, e.Kind) {
 			last[e.Kind] = e.Time
@@ -304,6 +331,14 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "restore":
 			hit[PathRestore] = true
+			if e.Bytes > 0 && e.Note == "from=changelog" {
+				hit[PathRestoreChangelog] = true
+			}
+			if e.Note == "from=standby" {
+				hit[PathRestoreStandby] = true
+			}
+		case "failure_detected":
+			failures++
 		case "recovery_start":
 			ckpt, tasks := noteInt(e.Note, "checkpoint"), noteInt(e.Note, "tasks")
 			if tasks > 0 && ckpt >= 0 {
@@ -334,8 +369,18 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			if e.Note == "timeout" {
 				hit[PathCheckpointExpired] = true
 			}
-		case "sink_commit_fenced":
+		case "sink_commit_fenced", "ks_fenced":
 			hit[PathZombieFenced] = true
+		case "ks_broker_up":
+			hit[PathMasterTakeover] = true
+		case "ks_assigned":
+			if e.Value > 0 && failures > 0 {
+				hit[PathRebalance] = true
+			}
+		case "ks_txn_aborted":
+			hit[PathTxnAborted] = true
+		case "ks_static_rejoin":
+			hit[PathStaticRejoin] = true
 		case "task_replaced":
 			hit[PathReplaced] = true
 			workerOf[e.Proc] = int(e.ID) // where a later crash finds it

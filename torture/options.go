@@ -77,6 +77,18 @@ func always(runKind) bool { return true }
 //     one task, and some executors hold no state at all.
 //   - snapshot: checkpoints of 200 ms-1 s on dataflows, snapshots every
 //     100-500 ms on bank-p2p.
+//   - kstreams: exactly-once v2 in two runs of three, at-least-once in the
+//     third (its 30 s commit interval never commits in a short run, so a
+//     crash replays from the start); commit intervals of 50 ms and 300 ms
+//     beside the default; both rebalance protocols; static membership
+//     and a 2 s session timeout (a restarted thread back within it keeps
+//     its tasks), or a 500 ms one, below the detection delay, so that a
+//     pause outlasts the session but not the detection and the thread
+//     wakes a live zombie that the generation must fence; one standby replica (a failover restores its lag only);
+//     KIP-892 stores (an aborted task rolls back instead of wiping); a
+//     2 KiB record cache (evictions write the changelog between commits);
+//     one thread per instance (every task of an instance on one thread, so
+//     a fenced or aborted thread rewinds all of them).
 //   - stormack: ack timeouts of 500 ms-2 s: short enough that a crash's lost
 //     trees time out and replay within the run; acking off (--ackers 0,
 //     at most once) in a third of the runs, so crashes also land between a
@@ -118,6 +130,17 @@ var choices = map[string][]choice{
 		{"checkpoint-interval", []string{"200ms", "500ms", "1s"}, func(r runKind) bool { return !r.p2p }},
 		{"snapshot-interval", []string{"100ms", "250ms", "500ms"}, func(r runKind) bool { return r.p2p && r.opt("snapshots") == "0" }},
 	},
+	"kstreams": {
+		{"guarantee", []string{"exactly-once-v2", "exactly-once-v2", "at-least-once"}, always},
+		{"commit-interval", []string{"auto", "50ms", "300ms"}, always},
+		{"rebalance", []string{"cooperative", "eager"}, always},
+		{"static-membership", []string{"false", "true"}, always},
+		{"session-timeout", []string{"detect-delay", "500ms", "2s"}, always},
+		{"standby-replicas", []string{"0", "1"}, always},
+		{"transactional-stores", []string{"false", "true"}, func(r runKind) bool { return r.opt("guarantee") != "at-least-once" }},
+		{"cache-max-bytes", []string{"10485760", "10485760", "2048"}, always},
+		{"threads", []string{"auto", "1"}, always},
+	},
 	"stormack": {
 		{"ack-timeout", []string{"500ms", "1s", "2s"}, always},
 		{"ackers", []string{"workers", "workers", "0"}, always},
@@ -140,6 +163,10 @@ var notDrawn = map[string]map[string]string{
 		"broker-txn-timeout": "as txn-timeout: the broker's cap on it (Kafka's transaction.max.timeout.ms)",
 	},
 	"lineage": {"task-overhead": "a cost (executor CPU per task launch): no protocol step depends on it"},
+	"kstreams": {
+		"instances":               "one per worker, as the other systems place one pipeline slice per worker; the workers are drawn",
+		"acceptable-recovery-lag": "a standby follows its changelog within a poll (100 ms), far inside the default 10000 records: only a lag near it would change a path",
+	},
 	"snapshot": {"snapshots": "bank-p2p: when the snapshots start, as snapshot-interval (drawn) does; " +
 		"refused on dataflows"},
 }

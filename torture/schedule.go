@@ -51,6 +51,10 @@ type Props struct {
 //     windows there test that judgement; on dataflows cl still needs FIFO.
 //   - lineage: listed as FIFO until its authors say otherwise (a batch-end
 //     message overtaken by its batch's data would be a false alarm).
+//   - kstreams: a Kafka client's requests and responses travel on one TCP
+//     connection, in order (the rebalance and commit steps rely on it);
+//     a failed append is retried without a path of its own yet, so no
+//     store faults either (docs/kstreams.md).
 //   - store faults: drawn for every system (each declines, retries or
 //     re-commits a failed checkpoint-store write).
 //
@@ -59,6 +63,7 @@ var props = map[string]Props{
 	"none":              {Reorder: true, Store: true},
 	"stormack":          {Reorder: true, Store: true, Opts: map[string]string{"ack-timeout": "1s"}},
 	"barrier":           {Store: true},
+	"kstreams":          {},
 	"lineage":           {Store: true},
 	"snapshot":          {Store: true},
 	"snapshot/cl":       {ReorderP2P: true, Store: true},

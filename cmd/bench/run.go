@@ -338,6 +338,9 @@ func printSummary(w io.Writer, r *harness.Result, cps *harness.Checkpoints, dir 
 	if cps != nil {
 		fmt.Fprintf(w, "checkpoints: %s\n", cps)
 	}
+	if line := restoresLine(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if len(r.Faults) > 0 {
 		rec := "never (not recovered within the run)"
 		if r.RecoveryTimeS != nil {
@@ -430,4 +433,22 @@ func reorders(cfg harness.Config) bool {
 		}
 	}
 	return false
+}
+
+// restoresLine is the restores: line of a system that rebuilds task state
+// from a changelog (kstreams): how many task restores, the longest, and
+// the changelog records they replayed; "" for other systems.
+func restoresLine(r *harness.Result) string {
+	records, ok := r.SystemMetrics["changelog_records_restored"]
+	if !ok {
+		return ""
+	}
+	n, _ := r.SystemMetrics["restores"]
+	longest := "n/a"
+	if ms, ok := r.SystemMetrics["restore_ms"].(map[string]any); ok {
+		if max, ok := ms["max"].(float64); ok {
+			longest = fmt.Sprintf("%.1f ms", max)
+		}
+	}
+	return fmt.Sprintf("restores:    %v task restores, the longest %s; %v changelog records restored", n, longest, records)
 }

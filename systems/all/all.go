@@ -3,6 +3,7 @@ package all
 
 import (
 	_ "ftbench/systems/barrier"
+	_ "ftbench/systems/kstreams"
 	_ "ftbench/systems/lineage"
 	_ "ftbench/systems/none"
 	_ "ftbench/systems/snapshot"

@@ -165,7 +165,7 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 		return opt, fmt.Errorf("barrier: unknown variant %q", variant)
 	}
 	var err error
-	if opt.twoPC, err = either(o, "sink", Sink2PC, SinkPlain); err != nil {
+	if opt.twoPC, err = o.Either("sink", Sink2PC, SinkPlain); err != nil {
 		return opt, err
 	}
 	if opt.interval, err = o.Duration("checkpoint-interval"); err != nil {
@@ -187,7 +187,7 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.retained, err = o.Int("checkpoints-retained", 1, 1024); err != nil {
 		return opt, err
 	}
-	if opt.incremental, err = either(o, "incremental", "true", "false"); err != nil {
+	if opt.incremental, err = o.Either("incremental", "true", "false"); err != nil {
 		return opt, err
 	}
 	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
@@ -199,7 +199,7 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.tolerable, err = o.Int("tolerable-failed-checkpoints", 0, 1<<20); err != nil {
 		return opt, err
 	}
-	if opt.region, err = either(o, "failover", FailoverRegion, FailoverFull); err != nil {
+	if opt.region, err = o.Either("failover", FailoverRegion, FailoverFull); err != nil {
 		return opt, err
 	}
 	producer, err := o.Duration("txn-timeout")
@@ -211,25 +211,13 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 		return opt, err
 	}
 	opt.txnTimeout = min(producer, broker)
-	if opt.chaining, err = either(o, "chaining", "true", "false"); err != nil {
+	if opt.chaining, err = o.Either("chaining", "true", "false"); err != nil {
 		return opt, err
 	}
-	if opt.objectReuse, err = either(o, "object-reuse", "true", "false"); err != nil {
+	if opt.objectReuse, err = o.Either("object-reuse", "true", "false"); err != nil {
 		return opt, err
 	}
 	return opt, nil
-}
-
-// either parses an option that takes one of two values: true for yes,
-// false for no.
-func either(o systems.Options, name, yes, no string) (bool, error) {
-	switch o[name] {
-	case yes:
-		return true, nil
-	case no:
-		return false, nil
-	}
-	return false, fmt.Errorf("--%s=%q: want %s or %s", name, o[name], yes, no)
 }
 
 func (system) Compile(job systems.Job) (*engine.Deployment, error) {

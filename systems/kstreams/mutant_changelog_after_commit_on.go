@@ -1,0 +1,5 @@
+//go:build ftbench_mutant_changelog_after_commit
+
+package kstreams
+
+const mutantChangelogAfterCommit = true

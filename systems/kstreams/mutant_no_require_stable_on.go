@@ -1,0 +1,5 @@
+//go:build ftbench_mutant_no_require_stable
+
+package kstreams
+
+const mutantNoRequireStable = true

@@ -1,0 +1,5 @@
+//go:build ftbench_mutant_offsets_outside_txn
+
+package kstreams
+
+const mutantOffsetsOutsideTxn = true
