@@ -12,7 +12,7 @@
 # with no default run overloaded. Needs GNU time (/usr/bin/time) for the
 # peak RSS; measure on an idle machine.
 #
-#   [ROUNDS=N] [DURATION=D] scripts/scaling.sh [P ...]    (default 4 16 64)
+#   [ROUNDS=N] [DURATION=D] [FLAGS=...] scripts/scaling.sh [P ...]    (default 4 16 64)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ps=("$@")
@@ -37,6 +37,8 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/bench" ./cmd/bench
 dur=()
 [ -z "${DURATION:-}" ] || dur=(--duration "$DURATION")
+# FLAGS: extra flags for every run, e.g. FLAGS=--chaining=false.
+read -r -a extra <<<"${FLAGS:-}"
 
 num() { grep -o "\"$1\": *[-0-9.a-z]*" "$2" | head -n 1 | sed 's/.*: *//'; }
 
@@ -46,7 +48,7 @@ for r in $(seq "$rounds"); do
 	for p in "${ps[@]}"; do
 		echo "round $r of $rounds: P = $p" >&2
 		/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$tmp/bench" run --system barrier --parallelism "$p" --workers "$p" \
-			--zipf-s 0 "${dur[@]}" --out "$tmp/runs" >/dev/null
+			--zipf-s 0 "${dur[@]}" "${extra[@]}" --out "$tmp/runs" >/dev/null
 		read -r wall user sys rss <"$tmp/time"
 		json="$tmp/runs/latest/run.json"
 		echo "$p $(num appended_records "$json") $wall $user $sys $rss $(num overloaded "$json") $(num drained "$json")" >>"$tmp/runs.txt"
