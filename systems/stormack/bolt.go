@@ -2,6 +2,7 @@ package stormack
 
 import (
 	"ftbench/engine"
+	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -16,14 +17,14 @@ type bolt struct {
 	stage   int
 	op      *stream.Operator
 	router  *stream.Router
-	col     collector
+	col     storm.Collector
 	ctx     engine.Ctx
-	cur     *input
+	cur     *storm.Input
 	scratch []engine.ProcID
 }
 
 func newBolt(t *topo, stage, i int) *bolt {
-	b := &bolt{t: t, stage: stage, router: t.g.Router(stage, i), col: collector{ackers: t.ackers}}
+	b := &bolt{t: t, stage: stage, router: t.g.Router(stage, i), col: storm.Collector{Ackers: t.ackers}}
 	b.op = stream.NewOperator(&t.plan.Stages[stage], b.emit)
 	return b
 }
@@ -32,20 +33,20 @@ func (b *bolt) Init(engine.Ctx)         {}
 func (b *bolt) Timer(engine.Ctx, int64) {}
 
 func (b *bolt) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
-	if m.Kind != kindTuple {
+	if m.Kind != storm.KindTuple {
 		return
 	}
-	rec, ids := payload(m)
-	in := input{edges: ids}
+	rec, ids := storm.Payload(m)
+	in := storm.Input{Edges: ids}
 	b.ctx, b.cur = ctx, &in
 	b.op.Process(ctx, rec)
-	b.col.ack(ctx, &in)
+	b.col.Ack(ctx, &in)
 	b.cur = nil
 }
 
 func (b *bolt) emit(out engine.Msg) {
 	for _, to := range b.t.targets(b.stage, b.router, &out, &b.scratch) {
-		b.ctx.Send(to, withID(out, b.col.anchor(b.ctx, b.cur)))
+		b.ctx.Send(to, storm.WithID(out, b.col.Anchor(b.ctx, b.cur)))
 	}
 }
 
@@ -58,30 +59,30 @@ func (b *bolt) emit(out engine.Msg) {
 type sink struct {
 	t     *topo
 	ext   map[uint64]int64 // this instance's partition of the external store
-	col   collector
+	col   storm.Collector
 	ctx   engine.Ctx
 	count int // tuples received by this incarnation (failEvery)
 }
 
 func newSink(t *topo, ext map[uint64]int64) *sink {
-	return &sink{t: t, ext: ext, col: collector{ackers: t.ackers}}
+	return &sink{t: t, ext: ext, col: storm.Collector{Ackers: t.ackers}}
 }
 
 func (s *sink) Init(engine.Ctx)         {}
 func (s *sink) Timer(engine.Ctx, int64) {}
 
 func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
-	if m.Kind != kindTuple {
+	if m.Kind != storm.KindTuple {
 		return
 	}
-	rec, ids := payload(m)
-	in := input{edges: ids}
+	rec, ids := storm.Payload(m)
+	in := storm.Input{Edges: ids}
 	s.ctx = ctx
 	s.count++
 	if s.t.failEvery > 0 && s.count%s.t.failEvery == 0 {
 		// The write was refused (the lecture's "database exception"): fail the
 		// tree now instead of waiting for the timeout.
-		s.col.fail(ctx, &in)
+		s.col.Fail(ctx, &in)
 		return
 	}
 	if f := s.t.fused; f != nil {
@@ -95,7 +96,7 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	} else {
 		s.write(rec)
 	}
-	s.col.ack(ctx, &in)
+	s.col.Ack(ctx, &in)
 }
 
 func (s *sink) write(out engine.Msg) {
