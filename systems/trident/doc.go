@@ -1,0 +1,2 @@
+// Package trident is Storm Trident's exactly-once processing (doc TBD).
+package trident
