@@ -74,6 +74,17 @@ const (
 	// trigger and expired (barrier): a failed checkpoint, which past the
 	// tolerable number fails the job over.
 	PathCheckpointExpired = "checkpoint-expired"
+	// Trident replayed a batch under its txid (a new attempt after a
+	// failed or timed-out one).
+	PathTridentReplay = "trident-batch-replayed"
+	// Trident's transactional state skipped updates of a batch it had
+	// already applied (the txid check after a partly applied commit).
+	PathTridentTxidSkip = "trident-txid-skip"
+	// Trident's opaque state applied a replayed txid again to the stored
+	// previous value.
+	PathTridentOpaqueReapply = "trident-opaque-reapply"
+	// Trident's coordinator restarted and resumed from its stored txid.
+	PathTridentCoordResume = "trident-coordinator-resume"
 )
 
 // Paths is the fixed list, in table order.
@@ -82,7 +93,8 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathCLReorder, PathLaiYangReorder, PathMatternReorder,
 	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
-	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired}
+	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired,
+	PathTridentReplay, PathTridentTxidSkip, PathTridentOpaqueReapply, PathTridentCoordResume}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -104,7 +116,7 @@ func applicable(cfg harness.Config) map[string]bool {
 		set(PathPauseDeclared)
 		if cfg.Runtime != harness.RuntimeLive { // the live runtime has no master crash or partition yet
 			set(PathMasterCrash, PathPartitionDeclared)
-			if cfg.System != "stormack" { // stormack runs nothing on the master node
+			if cfg.System != "stormack" && cfg.System != "trident" { // Storm runs nothing on the master node (nimbus is not modelled)
 				set(PathMasterTakeover)
 			}
 		}
@@ -172,6 +184,18 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathAcksOffResume)
 		} else {
 			set(PathTimeoutReplay, PathPauseReplay)
+		}
+	case "trident":
+		set(PathTridentReplay, PathTridentCoordResume)
+		state := opt("state")
+		if state == "spout" {
+			state = opt("spout")
+		}
+		switch state {
+		case "transactional":
+			set(PathTridentTxidSkip)
+		case "opaque":
+			set(PathTridentOpaqueReapply)
 		}
 	}
 	return a
@@ -336,6 +360,16 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			}
 		case "sink_commit_fenced":
 			hit[PathZombieFenced] = true
+		case "batch_started":
+			if e.Value > 0 {
+				hit[PathTridentReplay] = true
+			}
+		case "txid_skip":
+			hit[PathTridentTxidSkip] = true
+		case "opaque_reapply":
+			hit[PathTridentOpaqueReapply] = true
+		case "coordinator_resume":
+			hit[PathTridentCoordResume] = true
 		case "task_replaced":
 			hit[PathReplaced] = true
 			workerOf[e.Proc] = int(e.ID) // where a later crash finds it

@@ -51,6 +51,9 @@ type Props struct {
 //     windows there test that judgement; on dataflows cl still needs FIFO.
 //   - lineage: listed as FIFO until its authors say otherwise (a batch-end
 //     message overtaken by its batch's data would be a false alarm).
+//   - trident: a task finishes a batch when the counts its upstream tasks
+//     reported match the tuples it received, in whatever order they came,
+//     so reordering is fine; ack timeout 1 s as stormack's.
 //   - store faults: drawn for every system (each declines, retries or
 //     re-commits a failed checkpoint-store write).
 //
@@ -64,6 +67,7 @@ var props = map[string]Props{
 	"snapshot/cl":       {ReorderP2P: true, Store: true},
 	"snapshot/lai-yang": {Reorder: true, Store: true},
 	"snapshot/mattern":  {Reorder: true, Store: true},
+	"trident":           {Reorder: true, Store: true, Opts: map[string]string{"ack-timeout": "1s"}},
 }
 
 // Reorders reports whether reorder windows are drawn for a system with

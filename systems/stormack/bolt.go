@@ -4,7 +4,6 @@ import (
 	"ftbench/engine"
 	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
-	"ftbench/workloads"
 )
 
 // bolt runs one stage of the plan before the sink. Each output is anchored
@@ -102,17 +101,4 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 func (s *sink) write(out engine.Msg) {
 	s.ctx.Work(s.t.sink.Cost(s.t.sinkCost, out))
 	s.ctx.Commit(stream.CommitOf(out))
-}
-
-// compilePlan fuses a keyed stage that directly feeds the sink into the
-// sink (the keyed stage's name and instances are kept, so fault specs such
-// as crash@...:op=count/0 still name it). Other stages run as bolts.
-func compilePlan(p *workloads.Plan) (compiled *workloads.Plan, sinkStage, fused *workloads.Stage) {
-	n := len(p.Stages)
-	last := &p.Stages[n-1]
-	if n >= 2 && p.Stages[n-2].Keyed() && last.Sink && last.Input == workloads.Forward {
-		stages := append([]workloads.Stage(nil), p.Stages[:n-1]...)
-		return &workloads.Plan{Source: p.Source, Stages: stages}, last, &p.Stages[n-2]
-	}
-	return p, last, nil
 }

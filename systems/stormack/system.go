@@ -87,7 +87,7 @@ func ackingOff(opts systems.Options) bool {
 // values than readers already saw: at least once, but not monotonic.
 func (s system) ClaimFor(variant string, opts systems.Options, plan *workloads.Plan) systems.Claim {
 	c := s.Claim(variant, opts)
-	_, _, fused := compilePlan(plan)
+	_, _, fused := storm.FusePlan(plan)
 	for i := range plan.Stages {
 		if st := &plan.Stages[i]; st.Keyed() && st != fused {
 			c.Monotonic = false
@@ -121,7 +121,7 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
 		return nil, fmt.Errorf("stormack: workload %s has no sink stage", job.Workload.Name())
 	}
-	t.plan, t.sink, t.fused = compilePlan(plan)
+	t.plan, t.sink, t.fused = storm.FusePlan(plan)
 	t.sinkCost = job.Cost.For(t.sink.Name)
 	last := len(t.plan.Stages) - 1
 	// Tuples between executors of one worker skip serialization and the

@@ -23,6 +23,7 @@ type active struct {
 	status   attemptStatus
 	root     uint64      // the batch tree's root, then the commit tree's
 	deadline engine.Time // the tree times out then (topology.message.timeout.secs)
+	startAt  engine.Time // when the attempt started
 	commitAt engine.Time // when the commit tuple went out
 }
 
@@ -56,11 +57,17 @@ type coordinator struct {
 	// latency), kept across its attempts.
 	firstStart map[int64]engine.Time
 
-	writing   bool        // a state write is in progress (the spout blocks)
-	afterPut  func()      // what the write unblocks
-	lastEmit  engine.Time // the throttler's last event
-	emitted   bool        // lastEmit is set
-	syncAt    engine.Time // a sync timer is set for then (0: none)
+	writing  bool        // a state write is in progress (the spout blocks)
+	afterPut func()      // what the write unblocks
+	waiting  []func()    // what later writes, queued behind it, unblock
+	lastEmit engine.Time // the throttler's last event
+	emitted  bool        // lastEmit is set
+	syncAt   engine.Time // a sync timer is set for then (0: none)
+	// fails counts failed attempts: a start whose state write was in
+	// flight when a batch failed is dropped (its attempt number is burnt),
+	// so batches always go out from currTransaction up, as Storm's
+	// synchronous sync() emits them.
+	fails     int
 	nextToken int64
 }
 
@@ -110,14 +117,24 @@ func (c *coordinator) Timer(ctx engine.Ctx, id int64) {
 	case tickTimeout:
 		c.expire(ctx)
 	case tickRetryWrite:
-		c.put(ctx, c.afterPut)
+		c.write(ctx)
 	}
 }
 
 // put writes the coordinator's state and blocks until it is durable; then
-// runs next.
+// runs next. A put while a write is in progress waits for it, and the
+// puts that waited share one write of the state as it then is.
 func (c *coordinator) put(ctx engine.Ctx, next func()) {
+	if c.writing {
+		c.waiting = append(c.waiting, next)
+		return
+	}
 	c.writing, c.afterPut = true, next
+	c.write(ctx)
+}
+
+// write issues the store write of the current state.
+func (c *coordinator) write(ctx engine.Ctx) {
 	s := coordState{curr: c.st.curr, attempts: make(map[int64]int32, len(c.st.attempts))}
 	for tx, a := range c.st.attempts {
 		s.attempts[tx] = a
@@ -137,6 +154,14 @@ func (c *coordinator) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 		next := c.afterPut
 		c.afterPut = nil
 		next()
+		if ws := c.waiting; len(ws) > 0 {
+			c.waiting = nil
+			c.put(ctx, func() {
+				for _, w := range ws {
+					w()
+				}
+			})
+		}
 		c.sync(ctx)
 	case engine.KindStoreFailed:
 		if m.Val == c.nextToken {
@@ -198,6 +223,7 @@ func (c *coordinator) fail(ctx engine.Ctx, txid int64) {
 			delete(c.roots, a.root)
 			delete(c.active, tx)
 			ctx.Count(cBatchesFailed, 1)
+			c.fails++
 			ctx.Record(engine.Event{Kind: evBatchFailed, ID: tx, Value: int64(a.tx.attempt)})
 		}
 	}
@@ -266,14 +292,19 @@ func (c *coordinator) sync(ctx engine.Ctx) {
 		c.st.attempts[tx] = attempt
 		c.lastEmit, c.emitted = ctx.Now(), true
 		// The attempt number is durable before the attempt goes out.
-		c.put(ctx, func() { c.start(ctx, txAttempt{txid: tx, attempt: attempt}) })
+		fails := c.fails
+		c.put(ctx, func() {
+			if c.fails == fails {
+				c.start(ctx, txAttempt{txid: tx, attempt: attempt})
+			}
+		})
 		return
 	}
 }
 
 // start emits the batch tuple of tx to every emitter.
 func (c *coordinator) start(ctx engine.Ctx, tx txAttempt) {
-	a := &active{tx: tx, status: processing}
+	a := &active{tx: tx, status: processing, startAt: ctx.Now()}
 	c.active[tx.txid] = a
 	if _, ok := c.firstStart[tx.txid]; !ok {
 		c.firstStart[tx.txid] = ctx.Now()
@@ -295,7 +326,7 @@ func (c *coordinator) emitTree(ctx engine.Ctx, a *active, kind uint16, to []engi
 	for _, p := range to {
 		id := storm.NonZero(ctx)
 		init ^= id
-		ctx.Send(p, engine.Msg{Kind: kind, Body: &txMsg{tx: a.tx, edges: []storm.Edge{{Root: root, ID: id}}}, Size: txBytes + storm.IDBytes(1)})
+		ctx.Send(p, engine.Msg{Kind: kind, Body: &txMsg{tx: a.tx, at: a.startAt, edges: []storm.Edge{{Root: root, ID: id}}}, Size: txBytes + storm.IDBytes(1)})
 	}
 	storm.SendAckStream(ctx, c.t.ackerOf(root), engine.Msg{Kind: storm.KindInit, Key: root, Val: int64(init), Size: storm.InitBytes})
 	a.root = root

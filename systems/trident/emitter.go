@@ -16,12 +16,13 @@ type span struct{ from, to int64 }
 // job is a batch the emitter was asked for: its attempt, the batch tuple
 // it anchors its tuples on, the records to emit and how far it got.
 type job struct {
-	tx   txAttempt
-	in   storm.Input
-	offs []int64 // non-transactional: the offsets, replays first
-	sp   span    // otherwise: the span
-	next int     // records emitted so far
-	sent []int64 // tuples sent to each task of the next stage
+	tx    txAttempt
+	start engine.Time // when the coordinator started the attempt
+	in    storm.Input
+	offs  []int64 // non-transactional: the offsets, replays first
+	sp    span    // otherwise: the span
+	next  int     // records emitted so far
+	sent  []int64 // tuples sent to each task of the next stage
 }
 
 // emitter is one partition's Trident spout emitter, one of three kinds
@@ -62,8 +63,8 @@ type emitter struct {
 	scratch []engine.ProcID
 
 	metas map[int64]span // spans of txids this incarnation knows
-	// opaque: the last committed txid and its span (durable).
-	committedTx int64
+	// opaque: the last committed txids' spans, as stored.
+	spans []txSpan
 	// non-transactional: per txid the offsets emitted; replays to emit
 	// first; acknowledgement bookkeeping as stormack's spout.
 	ids       map[int64][]int64
@@ -86,6 +87,9 @@ const (
 // stop the emitter inside a batch.
 const emitChunk = 32
 
+// keptSpans is how many committed txids' spans an opaque emitter stores.
+const keptSpans = 3
+
 func newEmitter(t *topo, i int) *emitter {
 	e := &emitter{
 		t: t, part: int32(i), router: t.g.Router(-1, i), col: storm.Collector{Ackers: t.ackers},
@@ -103,9 +107,10 @@ func (e *emitter) Init(ctx engine.Ctx) {
 	switch e.t.spout {
 	case spoutOpaque:
 		if v, ok := ctx.Store().Get(e.key("opaque")); ok {
-			m := v.(txSpan)
-			e.committedTx = m.txid
-			e.metas[m.txid] = m.sp
+			for _, m := range v.([]txSpan) {
+				e.spans = append(e.spans, m)
+				e.metas[m.txid] = m.sp
+			}
 			ctx.Count(cEmitterRestarts, 1)
 		}
 	case spoutNonTransactional:
@@ -118,8 +123,11 @@ func (e *emitter) Init(ctx engine.Ctx) {
 	}
 }
 
-// txSpan is an opaque emitter's durable metadata: the last committed txid
-// and its span.
+// txSpan is an opaque emitter's durable metadata for one committed txid:
+// its span. The emitter keeps the last few (Storm's RotatingTransactionalState
+// keeps a window of txids), because a replay of the txid it committed last
+// (the coordinator had not yet stored its own commit) starts where the one
+// before ended.
 type txSpan struct {
 	txid int64
 	sp   span
@@ -180,7 +188,7 @@ func (e *emitter) batch(ctx engine.Ctx, b *txMsg) {
 			break
 		}
 	}
-	e.jobs = append(e.jobs, &job{tx: b.tx, in: storm.Input{Edges: b.edges}, sp: span{-1, -1}, sent: make([]int64, len(e.next))})
+	e.jobs = append(e.jobs, &job{tx: b.tx, start: b.at, in: storm.Input{Edges: b.edges}, sp: span{-1, -1}, sent: make([]int64, len(e.next))})
 	e.kick(ctx)
 }
 
@@ -215,8 +223,9 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 	e.emitSome(ctx, j)
 }
 
-// cut is the end of a new batch started at (coordinator time) at from
-// offset from.
+// cut is the end of a batch from offset from whose attempt the coordinator
+// started at at: every partition cuts at that instant, so a later attempt's
+// extra records were all appended after every record of the earlier one.
 func (e *emitter) cut(from int64, at engine.Time) int64 {
 	to := max(from, e.t.job.Log.Appended(at))
 	if e.t.maxBatch > 0 {
@@ -254,7 +263,7 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			}
 			from = prev.to
 		}
-		j.sp = span{from, e.cut(from, ctx.Now())}
+		j.sp = span{from, e.cut(from, j.start)}
 		e.metas[txid] = j.sp
 		if !mutantNoEmitterMeta {
 			// The span is durable before any of the batch is emitted
@@ -265,13 +274,15 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			ctx.Count(cStoreRoundTrips, 1)
 		}
 	case spoutOpaque:
-		from := int64(0)
-		if prev, ok := e.metas[txid-1]; ok {
-			from = prev.to
-		} else if sp, ok := e.metas[e.committedTx]; ok && e.committedTx < txid {
-			from = sp.to
+		// getPreviousState: the span of the latest txid before this one
+		// that this incarnation emitted or that is stored.
+		from, best := int64(0), int64(0)
+		for tx, sp := range e.metas { // the maximum, whatever the order
+			if tx < txid && tx > best {
+				from, best = sp.to, tx
+			}
 		}
-		j.sp = span{from, e.cut(from, ctx.Now())}
+		j.sp = span{from, e.cut(from, j.start)}
 		e.metas[txid] = j.sp
 	case spoutNonTransactional:
 		if old, ok := e.ids[txid]; ok {
@@ -280,7 +291,7 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			delete(e.ids, txid)
 			e.replays = append(e.replays, old...)
 		}
-		end := e.cut(e.nextOff, ctx.Now())
+		end := e.cut(e.nextOff, j.start)
 		offs := append([]int64(nil), e.replays...)
 		e.replays = e.replays[:0]
 		for o := e.nextOff; o < end; o++ {
@@ -353,10 +364,13 @@ func (e *emitter) commit(ctx engine.Ctx, b *txMsg) {
 		e.col.Fail(ctx, &in)
 		return
 	}
-	e.committedTx = b.tx.txid
+	e.spans = append(e.spans, txSpan{txid: b.tx.txid, sp: sp})
+	if n := len(e.spans); n > keptSpans {
+		e.spans = append([]txSpan(nil), e.spans[n-keptSpans:]...)
+	}
 	e.token++
 	e.commits[e.token] = in
-	ctx.Store().Put(e.key("opaque"), txSpan{txid: b.tx.txid, sp: sp}, 24, e.token)
+	ctx.Store().Put(e.key("opaque"), append([]txSpan(nil), e.spans...), int64(24*len(e.spans)), e.token)
 	ctx.Count(cStoreRoundTrips, 1)
 }
 

@@ -1,6 +1,9 @@
 package trident
 
-import "ftbench/systems/internal/storm"
+import (
+	"ftbench/engine"
+	"ftbench/systems/internal/storm"
+)
 
 // Message kinds of Trident's own streams. The acker's stream (init, ack,
 // fail, done, failed) and data tuples use storm's kinds; these start above
@@ -33,6 +36,7 @@ func (a txAttempt) less(b txAttempt) bool {
 // id in the attempt's tree.
 type txMsg struct {
 	tx    txAttempt
+	at    engine.Time // when the coordinator started the attempt
 	edges []storm.Edge
 }
 
@@ -75,6 +79,9 @@ const (
 	// evTxidSkip: a committer skipped updates whose stored txid says the
 	// batch was applied (Value: keys skipped).
 	evTxidSkip = "txid_skip"
+	// evOpaqueReapply: an opaque state applied a txid it already had
+	// again, to the stored previous value (Value: keys).
+	evOpaqueReapply = "opaque_reapply"
 	// evFenced: a state write older than the stored txid was refused.
 	evFenced = "state_write_fenced"
 	// evCoordResume: a restarted coordinator read its txid from the store.

@@ -252,7 +252,10 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 		ctx.Count(cFencedWrites, int64(fenced))
 		ctx.Record(engine.Event{Kind: evFenced, ID: w.tx.txid, Value: int64(fenced)})
 	}
-	ctx.Count(cReappliedOpaque, int64(reapplied))
+	if reapplied > 0 {
+		ctx.Count(cReappliedOpaque, int64(reapplied))
+		ctx.Record(engine.Event{Kind: evOpaqueReapply, ID: w.tx.txid, Value: int64(reapplied)})
+	}
 	ctx.Record(engine.Event{Kind: evStateWritten, ID: w.tx.txid, Value: int64(len(order))})
 }
 

@@ -106,7 +106,7 @@ func (system) Claim(_ string, opts systems.Options) systems.Claim {
 // plans claim nothing.
 func (s system) ClaimFor(variant string, opts systems.Options, plan *workloads.Plan) systems.Claim {
 	c := s.Claim(variant, opts)
-	_, _, fused := compilePlan(plan)
+	_, _, fused := storm.FusePlan(plan)
 	for i := range plan.Stages {
 		if st := &plan.Stages[i]; st.Keyed() && st != fused {
 			return systems.Claim{Guarantee: systems.NoClaim}
@@ -192,7 +192,7 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
 		return nil, fmt.Errorf("trident: workload %s has no sink stage", job.Workload.Name())
 	}
-	t.plan, t.sink, t.fused = compilePlan(plan)
+	t.plan, t.sink, t.fused = storm.FusePlan(plan)
 	t.sinkCost = job.Cost.For(t.sink.Name)
 	last := len(t.plan.Stages) - 1
 	dep := &engine.Deployment{Coordinator: -1, LocalTransfer: true}
@@ -261,18 +261,6 @@ func (t *topo) downstream(stage int) ([]engine.ProcID, map[engine.ProcID]int) {
 		index[p] = i
 	}
 	return next, index
-}
-
-// compilePlan fuses a keyed stage that directly feeds the sink into the
-// sink: that pair is persistentAggregate. Other stages run as bolts.
-func compilePlan(p *workloads.Plan) (compiled *workloads.Plan, sinkStage, fused *workloads.Stage) {
-	n := len(p.Stages)
-	last := &p.Stages[n-1]
-	if n >= 2 && p.Stages[n-2].Keyed() && last.Sink && last.Input == workloads.Forward {
-		stages := append([]workloads.Stage(nil), p.Stages[:n-1]...)
-		return &workloads.Plan{Source: p.Source, Stages: stages}, last, &p.Stages[n-2]
-	}
-	return p, last, nil
 }
 
 // Summarize derives system_metrics from the counters.
