@@ -124,3 +124,20 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("two runs of one configuration differ")
 	}
 }
+
+// A pause of worker 1 from 50 ms into a batch, longer than the ack
+// timeout: the batch's commit tree cannot complete while count/1 is
+// stopped, so the coordinator fails the batch and replays it; the paused
+// committer's multi-put lands late, when it wakes, and the replay's
+// updates of those keys are then skipped by the txid check instead of
+// being applied a second time. The output stays exactly once.
+func TestPausedCommitterLateWriteIsSkippedByTxid(t *testing.T) {
+	t.Parallel()
+	r := run(t, "wordcount", nil, "pause@2.06s-4s:worker=1").Result
+	if !r.ClaimHeld || r.Verdict != "exactly-once" || r.ExitCode != 0 {
+		t.Fatalf("held %v verdict %s exit %d", r.ClaimHeld, r.Verdict, r.ExitCode)
+	}
+	if metric(t, r, "batches_replayed") == 0 || metric(t, r, "updates_skipped_txid") == 0 {
+		t.Fatal("want a replayed batch whose updates the txid check skipped")
+	}
+}

@@ -246,7 +246,7 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			j.sp = sp
 			return true
 		}
-		if v, ok := ctx.Store().Get(e.metaKey(txid)); ok {
+		if v, ok := ctx.Store().Get(e.metaKey(txid)); ok && !mutantNoEmitterMeta {
 			j.sp = v.(span)
 			e.metas[txid] = j.sp
 			return true
@@ -265,14 +265,12 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 		}
 		j.sp = span{from, e.cut(from, j.start)}
 		e.metas[txid] = j.sp
-		if !mutantNoEmitterMeta {
-			// The span is durable before any of the batch is emitted
-			// (RotatingTransactionalState.getStateOrCreate writes it).
-			e.writing = true
-			e.token++
-			ctx.Store().Put(e.metaKey(txid), j.sp, 16, e.token)
-			ctx.Count(cStoreRoundTrips, 1)
-		}
+		// The span is durable before any of the batch is emitted
+		// (RotatingTransactionalState.getStateOrCreate writes it).
+		e.writing = true
+		e.token++
+		ctx.Store().Put(e.metaKey(txid), j.sp, 16, e.token)
+		ctx.Count(cStoreRoundTrips, 1)
 	case spoutOpaque:
 		// getPreviousState: the span of the latest txid before this one
 		// that this incarnation emitted or that is stored.

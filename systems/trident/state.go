@@ -1,6 +1,7 @@
 package trident
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -22,16 +23,16 @@ import (
 //   - non-transactional (NonTransactionalMap): val alone, every batch is
 //     applied.
 //
-// attempt and outs are ftbench's bookkeeping, not Trident's: attempt lets
+// attempt and done are ftbench's bookkeeping, not Trident's: attempt lets
 // the store refuse an opaque write of an older attempt of the stored txid
-// (see apply), outs is how many of the batch's outputs for this key were
-// committed to the effect stream, so a reapplied batch commits only those
-// beyond them (a replay extends the failed attempt's records, see emitter).
+// (see apply), done lists the outputs of txid already committed to the
+// effect stream for this key, so a reapplied batch commits only the others
+// (a Trident reader just sees the value).
 type entry struct {
 	val, prev int64
 	txid      int64
 	attempt   int32
-	outs      int
+	done      []engine.EffectID
 }
 
 // entryBytes is the stored size of an entry (key, value, previous value,
@@ -202,7 +203,7 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 			e = &entry{}
 			p.tab[k] = e
 		}
-		base, committed := e.val, 0
+		base, done := e.val, []engine.EffectID(nil)
 		switch p.t.state {
 		case stateTransactional:
 			if e.txid >= w.tx.txid && !mutantNoTxidCheck {
@@ -219,7 +220,7 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 				continue
 			}
 			if e.txid == w.tx.txid && !mutantOpaqueNoPrev {
-				base, committed = e.prev, e.outs
+				base, done = e.prev, e.done
 				reapplied++
 			}
 		}
@@ -235,14 +236,21 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 				p.collect(rec)
 			}
 		}
-		for _, out := range p.outs[min(committed, len(p.outs)):] {
+		committed := done
+		for _, out := range p.outs {
+			if slices.Contains(done, out.ID) {
+				continue // committed by the attempt this one replaces
+			}
 			ctx.Work(p.t.sink.Cost(p.t.sinkCost, out))
 			ctx.Commit(stream.CommitOf(out))
+			if p.t.state == stateOpaque {
+				committed = append(committed, out.ID)
+			}
 		}
 		if e.txid != w.tx.txid {
 			e.prev = e.val
 		}
-		e.val, e.txid, e.attempt, e.outs = v, w.tx.txid, w.tx.attempt, len(p.outs)
+		e.val, e.txid, e.attempt, e.done = v, w.tx.txid, w.tx.attempt, committed
 	}
 	if skipped > 0 {
 		ctx.Count(cSkippedTxid, int64(skipped))
