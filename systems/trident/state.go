@@ -27,12 +27,17 @@ import (
 // the store refuse an opaque write of an older attempt of the stored txid
 // (see apply), done lists the outputs of txid already committed to the
 // effect stream for this key, so a reapplied batch commits only the others
-// (a Trident reader just sees the value).
+// (a Trident reader just sees the value); shown is the value the effect
+// stream last showed for the key: when a reapplication with other tuples
+// (a non-transactional spout's replay) leaves the key at another value,
+// its last output is committed again, so the stream ends at the stored
+// value (a duplicate, which those pairings' at-least-once allows).
 type entry struct {
 	val, prev int64
 	txid      int64
 	attempt   int32
 	done      []engine.EffectID
+	shown     int64 // the value of the key's last committed output
 }
 
 // entryBytes is the stored size of an entry (key, value, previous value,
@@ -241,11 +246,13 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 			if slices.Contains(done, out.ID) {
 				continue // committed by the attempt this one replaces
 			}
-			ctx.Work(p.t.sink.Cost(p.t.sinkCost, out))
-			ctx.Commit(stream.CommitOf(out))
+			p.commitOut(ctx, e, out)
 			if p.t.state == stateOpaque {
 				committed = append(committed, out.ID)
 			}
+		}
+		if n := len(p.outs); n > 0 && e.shown != p.outs[n-1].Val {
+			p.commitOut(ctx, e, p.outs[n-1])
 		}
 		if e.txid != w.tx.txid {
 			e.prev = e.val
@@ -268,3 +275,10 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 }
 
 func (p *persist) collect(out engine.Msg) { p.outs = append(p.outs, out) }
+
+// commitOut makes one output visible.
+func (p *persist) commitOut(ctx engine.Ctx, e *entry, out engine.Msg) {
+	ctx.Work(p.t.sink.Cost(p.t.sinkCost, out))
+	ctx.Commit(stream.CommitOf(out))
+	e.shown = out.Val
+}

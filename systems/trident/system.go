@@ -75,12 +75,17 @@ func pairing(opts systems.Options) (spout, state string, err error) {
 // exactly-once for a transactional spout with transactional or opaque
 // state and for an opaque spout with opaque state. Transactional state
 // with a spout whose replays may differ skips the updates of a txid it
-// already has, losing the replay's other tuples: no claim. Non-transactional
-// state applies every replay again: at least once. Opaque state with a
-// non-transactional spout replaces a failed attempt's update (no loss) but
-// the spout's restarts replay committed tuples: at least once. Readers see
-// a value change within a txid only when an opaque state reapplies a batch
-// that differs, so those pairings are not monotonic.
+// already has, losing the replay's other tuples: no claim. A
+// non-transactional spout "makes no guarantees for the contents of each
+// batch", processing "may be at-most-once or at least once" (Trident
+// spouts): no claim with any state (what it does here, failing a replayed
+// batch's tuples back and resuming from a periodic offset commit, is at
+// least once, and the observed verdict says so). Non-transactional state
+// with a transactional or opaque spout applies every replay again: at
+// least once. Readers see a value change within a txid when an opaque
+// state reapplies a batch that differs, so opaque spout + opaque state is
+// not monotonic, nor is non-transactional state (a committer waking from a
+// pause applies its late increments beside the new incarnation's).
 func (system) Claim(_ string, opts systems.Options) systems.Claim {
 	spout, state, err := pairing(opts)
 	if err != nil {
@@ -91,12 +96,10 @@ func (system) Claim(_ string, opts systems.Options) systems.Claim {
 		return systems.ExactlyOnceMonotonic
 	case spout == spoutOpaque && state == stateOpaque:
 		return systems.Claim{Guarantee: systems.ExactlyOnce}
-	case state == stateTransactional:
+	case state == stateTransactional, spout == spoutNonTransactional:
 		return systems.Claim{Guarantee: systems.NoClaim}
-	case state == stateOpaque:
-		return systems.Claim{Guarantee: systems.AtLeastOnce}
 	}
-	return systems.Claim{Guarantee: systems.AtLeastOnce, Monotonic: true}
+	return systems.Claim{Guarantee: systems.AtLeastOnce}
 }
 
 // ClaimFor: a keyed stage that does not feed the sink runs as a bolt with
