@@ -31,6 +31,9 @@ pinned=(
   "ftbench_mutant_early_wal_clean|--system lineage --variant upstream --workload wordcount --seed 6691608647826748915 --duration 1.7s --parallelism 4 --workers 4 --rate 8100 --fault crash@1.525s:master,restart=300ms --batch-interval 250ms --checkpoint-every 2 --shuffle-partitions 0 --speculation false --observe"
   "ftbench_mutant_sink_delete_before_commit|--system snapshot --variant cl --workload wordcount --seed 6691608647826748915 --duration 800ms --parallelism 4 --workers 4 --rate 8100 --fault crash@612ms:worker=3,restart=300ms --checkpoint-interval 200ms --observe"
   "ftbench_mutant_timeout_commits|--system stormack --workload wordcount --seed 8435646525660163353 --duration 1.1s --parallelism 2 --workers 4 --rate 3300 --fault partition@0s-1.085s:worker=1 --ack-timeout 1s --ackers workers --max-spout-pending 5000 --offset-commit-interval 1s --observe"
+  "ftbench_mutant_no_txid_check|--system trident --workload wordcount --seed 17687891035833027399 --duration 1.4s --parallelism 1 --workers 1 --slots 10 --rate 4000 --fault crash@1.3s:worker=0,restart=300ms --ack-timeout 500ms --batch-emit-interval 200ms --max-batches-pending 1 --spout transactional --state spout --observe"
+  "ftbench_mutant_opaque_no_prev|--system trident --workload wordcount --seed 11260839177826854807 --duration 2.2s --parallelism 2 --workers 3 --rate 2400 --fault crash@2.073s:worker=1 --ack-timeout 500ms --batch-emit-interval 500ms --max-batches-pending 3 --spout opaque --state spout --observe"
+  "ftbench_mutant_no_emitter_meta|--system trident --workload wordcount --seed 13403040954739103871 --duration 4.6s --parallelism 3 --workers 2 --slots 16 --rate 2100 --fault crash@3.085s:worker=0,restart=300ms --fault pause@3.097s-4.6s:worker=1 --ack-timeout 500ms --batch-emit-interval 200ms --max-batches-pending 3 --spout transactional --state spout --observe"
 )
 if [ "${1:-}" = "--pinned" ]; then
   tmp=$(mktemp -d)
@@ -116,6 +119,9 @@ mutants=(
   "ftbench_mutant_cl_drop_channel_state|--system snapshot --variant cl --workload bank-p2p"
   "ftbench_mutant_unfenced_zombie|--system barrier --sink 2pc"
   "ftbench_mutant_epoch_first|--system barrier --sink 2pc"
+  "ftbench_mutant_no_txid_check|--system trident"
+  "ftbench_mutant_opaque_no_prev|--system trident"
+  "ftbench_mutant_no_emitter_meta|--system trident --spout transactional"
   "${milestone_mutants[@]}"
 )
 status=0
