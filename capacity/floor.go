@@ -38,6 +38,7 @@ var cycleOption = map[string]struct{ option, why string }{
 	"barrier":  {"checkpoint-interval", "its two-phase-commit sink makes effects visible when their checkpoint completes"},
 	"lineage":  {"batch-interval", "a micro-batch's effects become visible when its job completes, after the batch interval"},
 	"snapshot": {"checkpoint-interval", "on a dataflow its two-phase-commit sink makes effects visible when their checkpoint completes"},
+	"trident":  {"batch-emit-interval", "a batch's state updates, and so its effects, are committed once per batch, and batches start at most once per emit interval"},
 }
 
 // MinP99 is the lowest p99 end-to-end latency any rate can give a system
