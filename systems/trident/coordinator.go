@@ -261,11 +261,11 @@ func (c *coordinator) sync(ctx engine.Ctx) {
 	}
 	commitTx := c.st.curr
 	if mutantCommitOutOfOrder {
-		// The mutant: commit whichever processed batch comes first.
+		// The mutant: commit the latest processed batch, not the lowest
+		// uncommitted txid.
 		for _, tx := range c.sortedActive() {
 			if c.active[tx].status == processed {
 				commitTx = tx
-				break
 			}
 		}
 	}
