@@ -39,6 +39,7 @@ var cycleOption = map[string]struct{ option, why string }{
 	"lineage":  {"batch-interval", "a micro-batch's effects become visible when its job completes, after the batch interval"},
 	"snapshot": {"checkpoint-interval", "on a dataflow its two-phase-commit sink makes effects visible when their checkpoint completes"},
 	"kstreams": {"commit-interval", "under exactly-once its output becomes visible when its transaction commits, every commit interval"},
+	"trident":  {"batch-emit-interval", "a batch's state updates, and so its effects, are committed once per batch, and batches start at most once per emit interval"},
 }
 
 // MinP99 is the lowest p99 end-to-end latency any rate can give a system

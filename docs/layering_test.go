@@ -31,7 +31,7 @@ var layers = []struct{ name, pkgs string }{
 	{"runtimes and models", "engine/sim, engine/live, faults, metrics, workloads"},
 	{"checkers", "check"},
 	{"system registry", "systems"},
-	{"shared dataflow machinery", "systems/internal/stream"},
+	{"shared dataflow machinery", "systems/internal/stream, systems/internal/storm"},
 	{"shared checkpoints", "systems/internal/checkpoint"},
 	{"protocols", "systems/*"},
 	{"the set of systems", "systems/all"},

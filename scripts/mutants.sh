@@ -35,6 +35,9 @@ pinned=(
   "ftbench_mutant_changelog_after_commit|--system kstreams --workload wordcount --seed 11260839177826854807 --duration 700ms --parallelism 2 --workers 3 --rate 2400 --fault crash@530ms:worker=1,restart=100ms --cache-max-bytes 2048 --commit-interval 300ms --guarantee exactly-once-v2 --rebalance eager --session-timeout detect-delay --standby-replicas 0 --static-membership true --threads auto --transactional-stores false --observe"
   "ftbench_mutant_no_fencing|--system kstreams --workload wordcount --seed 17021545621111797301 --duration 3.8s --parallelism 1 --workers 1 --rate 1600 --fault pause@2.849s-3.705s:worker=0 --cache-max-bytes 10485760 --commit-interval 50ms --guarantee exactly-once-v2 --rebalance cooperative --session-timeout detect-delay --standby-replicas 0 --static-membership false --threads auto --transactional-stores false --observe"
   "ftbench_mutant_no_require_stable|--system kstreams --workload wordcount --seed 3157840017346158763 --duration 1.5s --parallelism 4 --workers 3 --slots 6 --rate 4200 --fault partition@759ms-1.259s:worker=0 --cache-max-bytes 2048 --commit-interval 50ms --guarantee exactly-once-v2 --rebalance eager --session-timeout 500ms --standby-replicas 0 --static-membership false --threads auto --transactional-stores true --observe"
+  "ftbench_mutant_no_txid_check|--system trident --workload wordcount --seed 17687891035833027399 --duration 1.4s --parallelism 1 --workers 1 --slots 10 --rate 4000 --fault crash@1.3s:worker=0,restart=300ms --ack-timeout 500ms --batch-emit-interval 200ms --max-batches-pending 1 --spout transactional --state spout --observe"
+  "ftbench_mutant_opaque_no_prev|--system trident --workload wordcount --seed 11260839177826854807 --duration 2.2s --parallelism 2 --workers 3 --rate 2400 --fault crash@2.073s:worker=1 --ack-timeout 500ms --batch-emit-interval 500ms --max-batches-pending 3 --spout opaque --state spout --observe"
+  "ftbench_mutant_no_emitter_meta|--system trident --workload wordcount --seed 13403040954739103871 --duration 4.6s --parallelism 3 --workers 2 --slots 16 --rate 2100 --fault crash@3.085s:worker=0,restart=300ms --fault pause@3.097s-4.6s:worker=1 --ack-timeout 500ms --batch-emit-interval 200ms --max-batches-pending 3 --spout transactional --state spout --observe"
 )
 if [ "${1:-}" = "--pinned" ]; then
   tmp=$(mktemp -d)
@@ -124,6 +127,9 @@ mutants=(
   "ftbench_mutant_changelog_after_commit|--system kstreams"
   "ftbench_mutant_no_fencing|--system kstreams"
   "ftbench_mutant_no_require_stable|--system kstreams"
+  "ftbench_mutant_no_txid_check|--system trident"
+  "ftbench_mutant_opaque_no_prev|--system trident"
+  "ftbench_mutant_no_emitter_meta|--system trident --spout transactional"
   "${milestone_mutants[@]}"
 )
 status=0

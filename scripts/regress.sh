@@ -37,7 +37,7 @@ sweep() {
 sweep checkpoint-interval --system barrier/aligned,barrier/unaligned,snapshot/cl \
   --param checkpoint-interval=500ms,1s,2s,4s
 sweep lineage-checkpoint-every --system lineage/parallel --param checkpoint-every=1,2,5,10
-sweep crash-per-system --system none,stormack,lineage,barrier,snapshot
+sweep crash-per-system --system none,stormack,lineage,barrier,snapshot,trident
 sweep kstreams-commit-interval --system kstreams --param commit-interval=100ms,500ms,2s
 
 # worst keeps the most severe code: 3 (a claim broke, or a regression) over

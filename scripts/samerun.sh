@@ -49,6 +49,9 @@ default_configs=$(cat <<'CFG'
 --system stormack --ackers 0 --workload grep --fault crash --duration 6s
 --system none --fault crash --duration 6s
 --system kstreams --fault crash --duration 6s
+--system trident --fault crash --duration 6s
+--system trident --spout opaque --workload grep --fault crash@2.06s:worker=1 --fault reorder --duration 6s --ack-timeout 1s
+--system trident --spout non-transactional --fault crash@3s:worker=0 --duration 6s --ack-timeout 1s
 CFG
 )
 configs=${CONFIGS_FILE:+$(cat "$CONFIGS_FILE")}

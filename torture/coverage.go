@@ -88,6 +88,17 @@ const (
 	// kstreams: a static member came back within its session timeout and
 	// kept its tasks without a rebalance.
 	PathStaticRejoin = "static-member-rejoined"
+	// Trident replayed a batch under its txid (a new attempt after a
+	// failed or timed-out one).
+	PathTridentReplay = "trident-batch-replayed"
+	// Trident's transactional state skipped updates of a batch it had
+	// already applied (the txid check after a partly applied commit).
+	PathTridentTxidSkip = "trident-txid-skip"
+	// Trident's opaque state applied a replayed txid again to the stored
+	// previous value.
+	PathTridentOpaqueReapply = "trident-opaque-reapply"
+	// Trident's coordinator restarted and resumed from its stored txid.
+	PathTridentCoordResume = "trident-coordinator-resume"
 )
 
 // Paths is the fixed list, in table order.
@@ -97,7 +108,8 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathPauseDeclared, PathPauseReplay, PathStoreFailed, PathCheckpointFailover,
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
 	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired,
-	PathRebalance, PathRestoreChangelog, PathRestoreStandby, PathTxnAborted, PathStaticRejoin}
+	PathRebalance, PathRestoreChangelog, PathRestoreStandby, PathTxnAborted, PathStaticRejoin,
+	PathTridentReplay, PathTridentTxidSkip, PathTridentOpaqueReapply, PathTridentCoordResume}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -119,7 +131,7 @@ func applicable(cfg harness.Config) map[string]bool {
 		set(PathPauseDeclared)
 		if cfg.Runtime != harness.RuntimeLive { // the live runtime has no master crash or partition yet
 			set(PathMasterCrash, PathPartitionDeclared)
-			if cfg.System != "stormack" { // stormack runs nothing on the master node
+			if cfg.System != "stormack" && cfg.System != "trident" { // Storm runs nothing on the master node (nimbus is not modelled)
 				set(PathMasterTakeover)
 			}
 		}
@@ -198,6 +210,18 @@ func applicable(cfg harness.Config) map[string]bool {
 			set(PathAcksOffResume)
 		} else {
 			set(PathTimeoutReplay, PathPauseReplay)
+		}
+	case "trident":
+		set(PathTridentReplay, PathTridentCoordResume)
+		state := opt("state")
+		if state == "spout" {
+			state = opt("spout")
+		}
+		switch state {
+		case "transactional":
+			set(PathTridentTxidSkip)
+		case "opaque":
+			set(PathTridentOpaqueReapply)
 		}
 	}
 	return a
@@ -381,6 +405,16 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathTxnAborted] = true
 		case "ks_static_rejoin":
 			hit[PathStaticRejoin] = true
+		case "batch_started":
+			if e.Value > 0 {
+				hit[PathTridentReplay] = true
+			}
+		case "txid_skip":
+			hit[PathTridentTxidSkip] = true
+		case "opaque_reapply":
+			hit[PathTridentOpaqueReapply] = true
+		case "coordinator_resume":
+			hit[PathTridentCoordResume] = true
 		case "task_replaced":
 			hit[PathReplaced] = true
 			workerOf[e.Proc] = int(e.ID) // where a later crash finds it

@@ -55,6 +55,9 @@ type Props struct {
 //     connection, in order (the rebalance and commit steps rely on it);
 //     a failed append is retried without a path of its own yet, so no
 //     store faults either (docs/kstreams.md).
+//   - trident: a task finishes a batch when the counts its upstream tasks
+//     reported match the tuples it received, in whatever order they came,
+//     so reordering is fine; ack timeout 1 s as stormack's.
 //   - store faults: drawn for every system (each declines, retries or
 //     re-commits a failed checkpoint-store write).
 //
@@ -69,6 +72,7 @@ var props = map[string]Props{
 	"snapshot/cl":       {ReorderP2P: true, Store: true},
 	"snapshot/lai-yang": {Reorder: true, Store: true},
 	"snapshot/mattern":  {Reorder: true, Store: true},
+	"trident":           {Reorder: true, Store: true, Opts: map[string]string{"ack-timeout": "1s"}},
 }
 
 // Reorders reports whether reorder windows are drawn for a system with

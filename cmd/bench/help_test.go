@@ -33,7 +33,7 @@ func TestHelp(t *testing.T) {
 	// (Test binaries register mutant systems too, hence the open prefixes.)
 	want := map[string][]string{
 		"torture":  {"--duration value", "(default: drawn per run)", "--jobs value", "(default: all cores)"},
-		"run":      {"--checkpoint-interval value", "(system option of barrier, snapshot", "--ack-timeout value", "(system option of stormack)"},
+		"run":      {"--checkpoint-interval value", "(system option of barrier, snapshot", "--max-spout-pending value", "(system option of stormack)"},
 		"sweep":    {"--jobs value", "(default: all cores)"},
 		"capacity": {"--duration value", "(default: 6s per probe)"},
 	}
@@ -48,8 +48,8 @@ func TestHelp(t *testing.T) {
 	}
 	// One system's own prefix is dropped: the help names the system once.
 	_, stdout, _ := bench(t, "run", "--help")
-	if l := lineWith(stdout, "--ack-timeout value"); strings.Count(l, "stormack") != 1 {
-		t.Errorf("--ack-timeout names stormack more than once: %q", l)
+	if l := lineWith(stdout, "--max-spout-pending value"); strings.Count(l, "stormack") != 1 {
+		t.Errorf("--max-spout-pending names stormack more than once: %q", l)
 	}
 }
 

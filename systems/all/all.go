@@ -8,4 +8,5 @@ import (
 	_ "ftbench/systems/none"
 	_ "ftbench/systems/snapshot"
 	_ "ftbench/systems/stormack"
+	_ "ftbench/systems/trident"
 )

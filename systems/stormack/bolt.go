@@ -2,8 +2,8 @@ package stormack
 
 import (
 	"ftbench/engine"
+	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
-	"ftbench/workloads"
 )
 
 // bolt runs one stage of the plan before the sink. Each output is anchored
@@ -16,14 +16,14 @@ type bolt struct {
 	stage   int
 	op      *stream.Operator
 	router  *stream.Router
-	col     collector
+	col     storm.Collector
 	ctx     engine.Ctx
-	cur     *input
+	cur     *storm.Input
 	scratch []engine.ProcID
 }
 
 func newBolt(t *topo, stage, i int) *bolt {
-	b := &bolt{t: t, stage: stage, router: t.g.Router(stage, i), col: collector{ackers: t.ackers}}
+	b := &bolt{t: t, stage: stage, router: t.g.Router(stage, i), col: storm.Collector{Ackers: t.ackers}}
 	b.op = stream.NewOperator(&t.plan.Stages[stage], b.emit)
 	return b
 }
@@ -32,20 +32,20 @@ func (b *bolt) Init(engine.Ctx)         {}
 func (b *bolt) Timer(engine.Ctx, int64) {}
 
 func (b *bolt) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
-	if m.Kind != kindTuple {
+	if m.Kind != storm.KindTuple {
 		return
 	}
-	rec, ids := payload(m)
-	in := input{edges: ids}
+	rec, ids := storm.Payload(m)
+	in := storm.Input{Edges: ids}
 	b.ctx, b.cur = ctx, &in
 	b.op.Process(ctx, rec)
-	b.col.ack(ctx, &in)
+	b.col.Ack(ctx, &in)
 	b.cur = nil
 }
 
 func (b *bolt) emit(out engine.Msg) {
 	for _, to := range b.t.targets(b.stage, b.router, &out, &b.scratch) {
-		b.ctx.Send(to, withID(out, b.col.anchor(b.ctx, b.cur)))
+		b.ctx.Send(to, storm.WithID(out, b.col.Anchor(b.ctx, b.cur)))
 	}
 }
 
@@ -58,30 +58,30 @@ func (b *bolt) emit(out engine.Msg) {
 type sink struct {
 	t     *topo
 	ext   map[uint64]int64 // this instance's partition of the external store
-	col   collector
+	col   storm.Collector
 	ctx   engine.Ctx
 	count int // tuples received by this incarnation (failEvery)
 }
 
 func newSink(t *topo, ext map[uint64]int64) *sink {
-	return &sink{t: t, ext: ext, col: collector{ackers: t.ackers}}
+	return &sink{t: t, ext: ext, col: storm.Collector{Ackers: t.ackers}}
 }
 
 func (s *sink) Init(engine.Ctx)         {}
 func (s *sink) Timer(engine.Ctx, int64) {}
 
 func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
-	if m.Kind != kindTuple {
+	if m.Kind != storm.KindTuple {
 		return
 	}
-	rec, ids := payload(m)
-	in := input{edges: ids}
+	rec, ids := storm.Payload(m)
+	in := storm.Input{Edges: ids}
 	s.ctx = ctx
 	s.count++
 	if s.t.failEvery > 0 && s.count%s.t.failEvery == 0 {
 		// The write was refused (the lecture's "database exception"): fail the
 		// tree now instead of waiting for the timeout.
-		s.col.fail(ctx, &in)
+		s.col.Fail(ctx, &in)
 		return
 	}
 	if f := s.t.fused; f != nil {
@@ -95,23 +95,10 @@ func (s *sink) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	} else {
 		s.write(rec)
 	}
-	s.col.ack(ctx, &in)
+	s.col.Ack(ctx, &in)
 }
 
 func (s *sink) write(out engine.Msg) {
 	s.ctx.Work(s.t.sink.Cost(s.t.sinkCost, out))
 	s.ctx.Commit(stream.CommitOf(out))
-}
-
-// compilePlan fuses a keyed stage that directly feeds the sink into the
-// sink (the keyed stage's name and instances are kept, so fault specs such
-// as crash@...:op=count/0 still name it). Other stages run as bolts.
-func compilePlan(p *workloads.Plan) (compiled *workloads.Plan, sinkStage, fused *workloads.Stage) {
-	n := len(p.Stages)
-	last := &p.Stages[n-1]
-	if n >= 2 && p.Stages[n-2].Keyed() && last.Sink && last.Input == workloads.Forward {
-		stages := append([]workloads.Stage(nil), p.Stages[:n-1]...)
-		return &workloads.Plan{Source: p.Source, Stages: stages}, last, &p.Stages[n-2]
-	}
-	return p, last, nil
 }

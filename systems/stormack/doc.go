@@ -13,6 +13,9 @@
 // sink crash does not reset it. Other keyed stages would run as bolts whose
 // in-memory state a crash loses.
 //
+// The tuple message ids, the anchoring collector, the ack stream and the
+// acker task are systems/internal/storm, which trident shares.
+//
 // Protocol (Storm's, not a simplification):
 //   - Every tuple has a 64-bit random id per tree it belongs to (its
 //     MessageId), drawn from the process RNG; the id map travels with the

@@ -5,6 +5,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/systems"
+	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -159,15 +160,15 @@ func (s *spout) room() int { return s.t.maxPending - len(s.pending) }
 // emit sends one spout tuple per receiving task, each with its own id in
 // the new tree, and tells the tree's acker the XOR of those ids.
 func (s *spout) emit(ctx engine.Ctx, m engine.Msg) {
-	root := nonZero(ctx)
+	root := storm.NonZero(ctx)
 	var init uint64
 	for _, to := range s.t.targets(-1, s.router, &m, &s.scratch) {
-		id := nonZero(ctx)
+		id := storm.NonZero(ctx)
 		init ^= id
-		ctx.Send(to, withID(m, []edge{{root: root, id: id}}))
+		ctx.Send(to, storm.WithID(m, []storm.Edge{{Root: root, ID: id}}))
 		ctx.Count(cTuplesEmitted, 1)
 	}
-	sendAckStream(ctx, s.t.ackerOf(root), engine.Msg{Kind: kindInit, Key: root, Val: int64(init), Size: initBytes})
+	storm.SendAckStream(ctx, s.t.ackerOf(root), engine.Msg{Kind: storm.KindInit, Key: root, Val: int64(init), Size: storm.InitBytes})
 	s.pending[root] = tree{off: m.ID.Off, emitted: ctx.Now()}
 	s.queue = append(s.queue, deadlineEntry{root: root, at: ctx.Now() + s.t.timeout})
 	for s.base+int64(len(s.acked)) <= m.ID.Off {
@@ -212,7 +213,7 @@ func (s *spout) expire(ctx engine.Ctx) {
 			ctx.Record(engine.Event{Kind: evTimeoutReplay, ID: int64(s.part), Value: tr.off})
 		}
 		s.timedOut[root] = struct{}{}
-		s.toQueue = append(s.toQueue, deadlineEntry{root: root, at: now + ackerBuckets*s.t.timeout})
+		s.toQueue = append(s.toQueue, deadlineEntry{root: root, at: now + storm.AckerBuckets*s.t.timeout})
 		s.queueReplay(tr.off)
 		if mutantTimeoutCommits && tr.off >= s.base {
 			s.acked[tr.off-s.base] = true // the mutant: handled once queued
@@ -263,7 +264,7 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		// consumer commits again later).
 		s.writing = false
 		return
-	case kindDone, kindFailed:
+	case storm.KindDone, storm.KindFailed:
 	default:
 		return
 	}
@@ -276,7 +277,7 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	}
 	tr, ok := s.pending[m.Key]
 	if !ok {
-		if _, late := s.timedOut[m.Key]; late && m.Kind == kindDone {
+		if _, late := s.timedOut[m.Key]; late && m.Kind == storm.KindDone {
 			// Every tuple of a tree that had timed out was processed after
 			// all: the replay was only caused by slowness.
 			delete(s.timedOut, m.Key)
@@ -287,7 +288,7 @@ func (s *spout) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 		return
 	}
 	delete(s.pending, m.Key)
-	if m.Kind == kindFailed {
+	if m.Kind == storm.KindFailed {
 		ctx.Count(cFailedExplicit, 1)
 		s.queueReplay(tr.off)
 		s.kick(ctx)

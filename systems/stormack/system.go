@@ -7,6 +7,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/systems"
+	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -86,7 +87,7 @@ func ackingOff(opts systems.Options) bool {
 // values than readers already saw: at least once, but not monotonic.
 func (s system) ClaimFor(variant string, opts systems.Options, plan *workloads.Plan) systems.Claim {
 	c := s.Claim(variant, opts)
-	_, _, fused := compilePlan(plan)
+	_, _, fused := storm.FusePlan(plan)
 	for i := range plan.Stages {
 		if st := &plan.Stages[i]; st.Keyed() && st != fused {
 			c.Monotonic = false
@@ -120,7 +121,7 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	if len(plan.Stages) == 0 || !plan.Stages[len(plan.Stages)-1].Sink {
 		return nil, fmt.Errorf("stormack: workload %s has no sink stage", job.Workload.Name())
 	}
-	t.plan, t.sink, t.fused = compilePlan(plan)
+	t.plan, t.sink, t.fused = storm.FusePlan(plan)
 	t.sinkCost = job.Cost.For(t.sink.Name)
 	last := len(t.plan.Stages) - 1
 	// Tuples between executors of one worker skip serialization and the
@@ -151,7 +152,7 @@ func (s system) Compile(job systems.Job) (*engine.Deployment, error) {
 	for i := 0; i < nAckers; i++ {
 		t.ackers = append(t.ackers, dep.Add(engine.ProcSpec{
 			Name: fmt.Sprintf("acker/%d", i), Op: "acker", Index: i, Worker: i % job.Workers,
-			New: func() engine.Process { return newAcker(t.timeout) },
+			New: func() engine.Process { return storm.NewAcker(t.timeout) },
 		}))
 	}
 	// Nimbus, which would reassign a lost supervisor's executors, is not
@@ -184,22 +185,22 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	c := r.Counters
 	m := map[string]any{}
 	for _, k := range []string{cTreesCompleted, cFailedTimeout, cFailedExplicit, cReplayed, cSpurious,
-		cAckMessages, cAckBytes, cAckerUpdates, cAckerExpired, cUnknownReplies, cTuplesEmitted, cSpoutRestarts} {
+		storm.CAckMessages, storm.CAckBytes, storm.CAckerUpdates, storm.CAckerExpired, cUnknownReplies, cTuplesEmitted, cSpoutRestarts} {
 		m[k] = c[k]
 	}
 	if n := c[cTreesCompleted] + c[cFailedTimeout] + c[cFailedExplicit]; n > 0 {
-		m["ack_messages_per_tree"] = round3(float64(c[cAckMessages]) / float64(n))
+		m["ack_messages_per_tree"] = round3(float64(c[storm.CAckMessages]) / float64(n))
 	}
 	if n := c[cTreesCompleted]; n > 0 {
 		// Storm's "complete latency": spout emit to tree completion.
 		m["complete_latency_mean_ms"] = round3(float64(c[cCompleteLatency]) / float64(n) / 1e6)
 	}
 	m["complete_latency_max_ms"] = round3(float64(peaks(r.Events, evSlowestTree).max) / 1e6)
-	ackerPeak := peaks(r.Events, evAckerPeak)
+	ackerPeak := peaks(r.Events, storm.EvAckerPeak)
 	spoutPeak := peaks(r.Events, evSpoutPeak)
-	m["acker_state_bytes_per_tree"] = int64(entryBytes)
+	m["acker_state_bytes_per_tree"] = int64(storm.EntryBytes)
 	m["acker_pending_trees_peak"] = ackerPeak.max
-	m["acker_state_bytes_peak"] = ackerPeak.max * entryBytes
+	m["acker_state_bytes_peak"] = ackerPeak.max * storm.EntryBytes
 	m["acker_pending_trees_peak_sum"] = ackerPeak.sum
 	m["spout_pending_peak"] = spoutPeak.max
 	if ackingOff(r.Job.Opts) {

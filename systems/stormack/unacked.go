@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"ftbench/engine"
+	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
 )
 
@@ -139,7 +140,7 @@ func (s *unackedSpout) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 // empty (no anchors), so no bolt downstream sends anything to an acker.
 func (s *unackedSpout) emit(ctx engine.Ctx, m engine.Msg) {
 	for _, to := range s.t.targets(-1, s.router, &m, &s.scratch) {
-		ctx.Send(to, withID(m, nil))
+		ctx.Send(to, storm.WithID(m, nil))
 		ctx.Count(cTuplesEmitted, 1)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build ftbench_mutant_early_ack
 
-package stormack
+package storm
 
 // mutantEarlyAck: see mutant_early_ack_off.go. Only builds with
 // -tags ftbench_mutant_early_ack compile this.

@@ -1,4 +1,4 @@
-package stormack
+package storm
 
 import (
 	"testing"
@@ -29,56 +29,56 @@ func deliver(t *testing.T, a *acker, actx *fakeCtx, from engine.ProcID, out []se
 }
 
 func TestAckerCompletesTreeAndChargesWork(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
 	a.Init(actx)
 	root := uint64(77)
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Ctrl: true, Key: root, Val: 5, Size: initBytes})
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Ctrl: true, Key: root, Val: 5, Size: InitBytes})
 	if got := actx.take(); len(got) != 0 {
 		t.Fatalf("pending tree got replies %v", got)
 	}
-	a.Handle(actx, boltID, engine.Msg{Kind: kindAck, Ctrl: true, Key: root, Val: 5, Size: ackBytes})
+	a.Handle(actx, boltID, engine.Msg{Kind: KindAck, Ctrl: true, Key: root, Val: 5, Size: AckBytes})
 	got := actx.take()
-	if len(got) != 1 || got[0].to != spoutID || got[0].m.Kind != kindDone || got[0].m.Key != root || !got[0].m.Ctrl {
+	if len(got) != 1 || got[0].to != spoutID || got[0].m.Kind != KindDone || got[0].m.Key != root || !got[0].m.Ctrl {
 		t.Fatalf("want one done reply to the spout, got %+v", got)
 	}
 	c := actx.cost
-	want := 2*c.StateCPU + c.SendCost(replyBytes)
+	want := 2*c.StateCPU + c.SendCost(ReplyBytes)
 	if actx.work != want {
 		t.Fatalf("acker charged %v, want two state updates and one send = %v", actx.work, want)
 	}
-	if actx.counters[cAckMessages] != 1 || actx.counters[cAckBytes] != int64(c.WireBytes(replyBytes)) {
+	if actx.counters[CAckMessages] != 1 || actx.counters[CAckBytes] != int64(c.WireBytes(ReplyBytes)) {
 		t.Fatalf("counters %v", actx.counters)
 	}
 }
 
 func TestAckerAckBeforeInit(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
-	a.Handle(actx, boltID, engine.Msg{Kind: kindAck, Key: 1, Val: 9})
-	a.Handle(actx, boltID, engine.Msg{Kind: kindAck, Key: 1, Val: 9}) // XOR back to 0, but no init yet
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
+	a.Handle(actx, boltID, engine.Msg{Kind: KindAck, Key: 1, Val: 9})
+	a.Handle(actx, boltID, engine.Msg{Kind: KindAck, Key: 1, Val: 9}) // XOR back to 0, but no init yet
 	if got := actx.take(); len(got) != 0 {
 		t.Fatalf("a tree must not complete before its init tells the acker the spout: %v", got)
 	}
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: 1, Val: 0})
-	if got := actx.take(); len(got) != 1 || got[0].m.Kind != kindDone || got[0].to != spoutID {
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: 1, Val: 0})
+	if got := actx.take(); len(got) != 1 || got[0].m.Kind != KindDone || got[0].to != spoutID {
 		t.Fatalf("want done after the init, got %+v", got)
 	}
 }
 
 func TestAckerFail(t *testing.T) {
 	for _, failFirst := range []bool{false, true} {
-		a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
+		a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
 		if failFirst {
-			a.Handle(actx, boltID, engine.Msg{Kind: kindFail, Key: 4})
+			a.Handle(actx, boltID, engine.Msg{Kind: KindFail, Key: 4})
 			if got := actx.take(); len(got) != 0 {
 				t.Fatalf("fail before init cannot reach a spout yet: %v", got)
 			}
 		}
-		a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: 4, Val: 3})
+		a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: 4, Val: 3})
 		if !failFirst {
-			a.Handle(actx, boltID, engine.Msg{Kind: kindFail, Key: 4})
+			a.Handle(actx, boltID, engine.Msg{Kind: KindFail, Key: 4})
 		}
 		got := actx.take()
-		if len(got) != 1 || got[0].m.Kind != kindFailed || got[0].to != spoutID {
+		if len(got) != 1 || got[0].m.Kind != KindFailed || got[0].to != spoutID {
 			t.Fatalf("failFirst=%v: want one failed reply, got %+v", failFirst, got)
 		}
 		if a.l.n != 0 {
@@ -90,51 +90,51 @@ func TestAckerFail(t *testing.T) {
 // An entry nobody touches is dropped after the third rotation (Storm's
 // RotatingMap), so a tree that can never complete does not leak memory.
 func TestAckerExpiresStaleEntries(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: 8, Val: 1})
-	for i := 0; i < ackerBuckets-1; i++ {
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: 8, Val: 1})
+	for i := 0; i < AckerBuckets-1; i++ {
 		a.Timer(actx, tickRotate)
 		if a.l.n != 1 {
 			t.Fatalf("entry dropped after %d rotations", i+1)
 		}
 	}
-	a.Handle(actx, boltID, engine.Msg{Kind: kindAck, Key: 8, Val: 2}) // touched: starts over
-	for i := 0; i < ackerBuckets-1; i++ {
+	a.Handle(actx, boltID, engine.Msg{Kind: KindAck, Key: 8, Val: 2}) // touched: starts over
+	for i := 0; i < AckerBuckets-1; i++ {
 		a.Timer(actx, tickRotate)
 	}
 	if a.l.n != 1 {
-		t.Fatalf("a touched entry must survive %d more rotations", ackerBuckets-1)
+		t.Fatalf("a touched entry must survive %d more rotations", AckerBuckets-1)
 	}
 	a.Timer(actx, tickRotate)
-	if a.l.n != 0 || actx.counters[cAckerExpired] != 1 {
-		t.Fatalf("entries=%d expired=%d, want the entry gone", a.l.n, actx.counters[cAckerExpired])
+	if a.l.n != 0 || actx.counters[CAckerExpired] != 1 {
+		t.Fatalf("entries=%d expired=%d, want the entry gone", a.l.n, actx.counters[CAckerExpired])
 	}
 }
 
-// TestAnchoringThroughCollector runs a tree through the real collector:
+// TestAnchoringThroughCollector runs a tree through the real Collector:
 // spout tuple -> bolt emits two children -> sink acks both. The checksum
 // reaches 0 exactly when the last tuple is acked.
 func TestAnchoringThroughCollector(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
-	col := &collector{ackers: []engine.ProcID{ackerID}}
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
+	col := &Collector{Ackers: []engine.ProcID{ackerID}}
 	bctx := newFakeCtx(boltID)
 	root, id := uint64(1234), uint64(0xABCDEF)
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: root, Val: int64(id)})
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: root, Val: int64(id)})
 
-	in := &input{edges: []edge{{root, id}}}
-	c1, c2 := col.anchor(bctx, in), col.anchor(bctx, in)
-	col.ack(bctx, in)
+	in := &Input{Edges: []Edge{{root, id}}}
+	c1, c2 := col.Anchor(bctx, in), col.Anchor(bctx, in)
+	col.Ack(bctx, in)
 	if got := deliver(t, a, actx, boltID, bctx.take()); len(got) != 0 {
 		t.Fatalf("tree completed while its children are unacked: %+v", got)
 	}
-	sink1, sink2 := &input{edges: c1}, &input{edges: c2}
-	col.ack(bctx, sink1)
+	sink1, sink2 := &Input{Edges: c1}, &Input{Edges: c2}
+	col.Ack(bctx, sink1)
 	if got := deliver(t, a, actx, boltID, bctx.take()); len(got) != 0 {
 		t.Fatalf("tree completed with one child unacked: %+v", got)
 	}
-	col.ack(bctx, sink2)
+	col.Ack(bctx, sink2)
 	got := deliver(t, a, actx, boltID, bctx.take())
-	if len(got) != 1 || got[0].m.Kind != kindDone || got[0].m.Key != root {
+	if len(got) != 1 || got[0].m.Kind != KindDone || got[0].m.Key != root {
 		t.Fatalf("want the tree complete after the last ack, got %+v", got)
 	}
 }
@@ -142,62 +142,62 @@ func TestAnchoringThroughCollector(t *testing.T) {
 // TestMultiAnchoring: a tuple anchored on inputs of two trees belongs to
 // both; neither tree completes until it is acked, then both do.
 func TestMultiAnchoring(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
-	col := &collector{ackers: []engine.ProcID{ackerID}}
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
+	col := &Collector{Ackers: []engine.ProcID{ackerID}}
 	bctx := newFakeCtx(boltID)
 	rootA, rootB := uint64(10), uint64(20)
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: rootA, Val: 111})
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: rootB, Val: 222})
-	inA := &input{edges: []edge{{rootA, 111}}}
-	inB := &input{edges: []edge{{rootB, 222}}}
-	joined := col.anchor(bctx, inA, inB) // a join's output
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: rootA, Val: 111})
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: rootB, Val: 222})
+	inA := &Input{Edges: []Edge{{rootA, 111}}}
+	inB := &Input{Edges: []Edge{{rootB, 222}}}
+	joined := col.Anchor(bctx, inA, inB) // a join's output
 	if len(joined) != 2 {
 		t.Fatalf("joined tuple has ids in %d trees, want 2", len(joined))
 	}
-	col.ack(bctx, inA)
-	col.ack(bctx, inB)
+	col.Ack(bctx, inA)
+	col.Ack(bctx, inB)
 	if got := deliver(t, a, actx, boltID, bctx.take()); len(got) != 0 {
 		t.Fatalf("trees completed before the joined tuple was acked: %+v", got)
 	}
-	col.ack(bctx, &input{edges: joined})
+	col.Ack(bctx, &Input{Edges: joined})
 	got := deliver(t, a, actx, boltID, bctx.take())
 	if len(got) != 2 || got[0].m.Key != rootA || got[1].m.Key != rootB {
 		t.Fatalf("want both trees complete, got %+v", got)
 	}
 	// Failing a multi-anchored tuple fails every tree it belongs to.
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: rootA, Val: 5})
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: rootB, Val: 6})
-	col.fail(bctx, &input{edges: []edge{{rootA, 5}, {rootB, 6}}})
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: rootA, Val: 5})
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: rootB, Val: 6})
+	col.Fail(bctx, &Input{Edges: []Edge{{rootA, 5}, {rootB, 6}}})
 	got = deliver(t, a, actx, boltID, bctx.take())
-	if len(got) != 2 || got[0].m.Kind != kindFailed || got[1].m.Kind != kindFailed {
+	if len(got) != 2 || got[0].m.Kind != KindFailed || got[1].m.Kind != KindFailed {
 		t.Fatalf("want both trees failed, got %+v", got)
 	}
 }
 
 func TestAckTwicePanics(t *testing.T) {
-	col := &collector{ackers: []engine.ProcID{ackerID}}
+	col := &Collector{Ackers: []engine.ProcID{ackerID}}
 	ctx := newFakeCtx(boltID)
-	in := &input{edges: []edge{{1, 2}}}
-	col.ack(ctx, in)
+	in := &Input{Edges: []Edge{{1, 2}}}
+	col.Ack(ctx, in)
 	defer func() {
 		if recover() == nil {
 			t.Fatalf("a second ack must panic")
 		}
 	}()
-	col.fail(ctx, in)
+	col.Fail(ctx, in)
 }
 
 // An acker that restarts has lost its checksums: late acks for the old
 // trees create entries without an init that never complete and expire.
 func TestRestartedAckerForgetsTrees(t *testing.T) {
-	a, actx := newAcker(engine.Second), newFakeCtx(ackerID)
-	a.Handle(actx, spoutID, engine.Msg{Kind: kindInit, Key: 3, Val: 7})
-	a = newAcker(engine.Second) // crash and restart: a fresh incarnation
-	a.Handle(actx, boltID, engine.Msg{Kind: kindAck, Key: 3, Val: 7})
+	a, actx := NewAcker(engine.Second), newFakeCtx(ackerID)
+	a.Handle(actx, spoutID, engine.Msg{Kind: KindInit, Key: 3, Val: 7})
+	a = NewAcker(engine.Second) // crash and restart: a fresh incarnation
+	a.Handle(actx, boltID, engine.Msg{Kind: KindAck, Key: 3, Val: 7})
 	if got := actx.take(); len(got) != 0 {
 		t.Fatalf("a restarted acker completed a tree it never saw the init of: %+v", got)
 	}
-	for i := 0; i < ackerBuckets; i++ {
+	for i := 0; i < AckerBuckets; i++ {
 		a.Timer(actx, tickRotate)
 	}
 	if a.l.n != 0 {

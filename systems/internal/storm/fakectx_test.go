@@ -1,4 +1,4 @@
-package stormack
+package storm
 
 import (
 	"math/rand/v2"

@@ -1,6 +1,6 @@
 //go:build !ftbench_mutant_early_ack
 
-package stormack
+package storm
 
 // mutantEarlyAck is false in every real build, so the compiler removes the
 // branches it guards. The ftbench_mutant_early_ack build tag

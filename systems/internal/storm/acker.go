@@ -1,4 +1,4 @@
-package stormack
+package storm
 
 import (
 	"ftbench/engine"
@@ -9,7 +9,7 @@ import (
 // entry nobody touches is dropped two to three timeouts after its last
 // update: the spout has timed the tree out by then, and a late ack could
 // only recreate an entry that never completes.
-const ackerBuckets = 3
+const AckerBuckets = 3
 
 // entry is the acker's whole state for one tree: the XOR checksum of the
 // ids of the tuples created but not yet acked (invariant (I) of the lecture's
@@ -25,7 +25,7 @@ type entry struct {
 // ledger is the acker's rotating map of entries keyed by root id. Lookups
 // never iterate, so its behaviour does not depend on map order.
 type ledger struct {
-	buckets [ackerBuckets]map[uint64]entry
+	buckets [AckerBuckets]map[uint64]entry
 	n       int
 }
 
@@ -57,9 +57,9 @@ func (l *ledger) put(root uint64, e entry) {
 
 // rotate drops the oldest bucket and returns how many entries expired.
 func (l *ledger) rotate() int {
-	last := l.buckets[ackerBuckets-1]
+	last := l.buckets[AckerBuckets-1]
 	expired := len(last)
-	copy(l.buckets[1:], l.buckets[:ackerBuckets-1])
+	copy(l.buckets[1:], l.buckets[:AckerBuckets-1])
 	l.buckets[0] = map[uint64]entry{}
 	l.n -= expired
 	return expired
@@ -82,13 +82,13 @@ const (
 func (l *ledger) update(kind uint16, root, val uint64, from engine.ProcID) (entry, outcome) {
 	e := l.take(root)
 	switch kind {
-	case kindInit:
+	case KindInit:
 		e.val ^= val
 		e.spout = from
 		e.inited = true
-	case kindAck:
+	case KindAck:
 		e.val ^= val
-	case kindFail:
+	case KindFail:
 		e.failed = true
 	}
 	if e.inited {
@@ -114,31 +114,31 @@ type acker struct {
 
 const tickRotate = 1
 
-func newAcker(timeout engine.Time) *acker { return &acker{timeout: timeout, l: newLedger()} }
+func NewAcker(timeout engine.Time) *acker { return &acker{timeout: timeout, l: newLedger()} }
 
 func (a *acker) Init(ctx engine.Ctx) { ctx.After(a.timeout, tickRotate) }
 
 func (a *acker) Timer(ctx engine.Ctx, _ int64) {
 	if n := a.l.rotate(); n > 0 {
-		ctx.Count(cAckerExpired, int64(n))
+		ctx.Count(CAckerExpired, int64(n))
 	}
 	ctx.After(a.timeout, tickRotate)
 }
 
 func (a *acker) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
-	if m.Kind != kindInit && m.Kind != kindAck && m.Kind != kindFail {
+	if m.Kind != KindInit && m.Kind != KindAck && m.Kind != KindFail {
 		return
 	}
 	// One keyed read-modify-write of the checksum map per message: the same
 	// work as a keyed operator's state update, so it costs StateCPU.
 	ctx.Work(ctx.Cost().StateCPU)
-	ctx.Count(cAckerUpdates, 1)
+	ctx.Count(CAckerUpdates, 1)
 	e, out := a.l.update(m.Kind, m.Key, uint64(m.Val), from)
 	switch out {
 	case completed:
-		sendAckStream(ctx, e.spout, engine.Msg{Kind: kindDone, Key: m.Key, Size: replyBytes})
+		SendAckStream(ctx, e.spout, engine.Msg{Kind: KindDone, Key: m.Key, Size: ReplyBytes})
 	case failed:
-		sendAckStream(ctx, e.spout, engine.Msg{Kind: kindFailed, Key: m.Key, Size: replyBytes})
+		SendAckStream(ctx, e.spout, engine.Msg{Kind: KindFailed, Key: m.Key, Size: ReplyBytes})
 	default:
 		a.notePeak(ctx)
 	}
@@ -153,21 +153,9 @@ func (a *acker) notePeak(ctx engine.Ctx) {
 		return
 	}
 	a.peak = n
-	ctx.Record(engine.Event{Kind: evAckerPeak, Value: int64(n), Bytes: int64(n) * entryBytes})
+	ctx.Record(engine.Event{Kind: EvAckerPeak, Value: int64(n), Bytes: int64(n) * EntryBytes})
 }
 
-// Event kinds this system records.
-const (
-	evAckerPeak   = "acker_state_peak"
-	evSpoutResume = "spout_resume"
-	evSpoutPeak   = "spout_pending_peak"
-	evSlowestTree = "tree_latency_peak"
-	// evTimeoutReplay: a spout's first tree timed out and is replayed.
-	evTimeoutReplay = "timeout_replay"
-	// evOffsetCommitted: a spout's offset commit is durable (Value: the
-	// offset a restart resumes from).
-	evOffsetCommitted = "offset_committed"
-	// evCommittedPastReplay: an offset commit that moves past a tuple
-	// queued for replay since the previous such commit is durable.
-	evCommittedPastReplay = "offset_committed_past_replay"
-)
+// EvAckerPeak: an acker's entry count passed its last recorded peak by
+// 1/16 (Value: entries, Bytes: their state).
+const EvAckerPeak = "acker_state_peak"

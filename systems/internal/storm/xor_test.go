@@ -1,4 +1,4 @@
-package stormack
+package storm
 
 import "testing"
 
@@ -32,9 +32,9 @@ const (
 // the acker learns the owning spout; every other event is a plain XOR.
 func kindOf(i int) uint16 {
 	if i == 0 {
-		return kindInit
+		return KindInit
 	}
-	return kindAck
+	return KindAck
 }
 
 // TestLectureWorkedExample replays the lecture's table on the acker, event by
@@ -93,7 +93,7 @@ func TestLectureDuplicatedAck(t *testing.T) {
 	for i, ev := range seedEvents {
 		l.update(kindOf(i), exRoot, ev.id, exSpout)
 		if i == 7 { // ack T2, again
-			l.update(kindAck, exRoot, ev.id, exSpout)
+			l.update(KindAck, exRoot, ev.id, exSpout)
 		}
 	}
 	e := l.take(exRoot)
@@ -113,12 +113,12 @@ func TestFoldedMessagesNeverCompleteEarly(t *testing.T) {
 		kind uint16
 		val  uint64
 	}{
-		{kindInit, 0xA001},                  // spout: T0 created
-		{kindAck, 0xA001 ^ 0xB002 ^ 0xC003}, // bolt1: ack T0, T1 and T2 created
-		{kindAck, 0xB002 ^ 0xD004},          // bolt2: ack T1, T3 created
-		{kindAck, 0xC003 ^ 0xE005},          // bolt2: ack T2, T4 created
-		{kindAck, 0xD004},                   // sink: ack T3
-		{kindAck, 0xE005},                   // sink: ack T4
+		{KindInit, 0xA001},                  // spout: T0 created
+		{KindAck, 0xA001 ^ 0xB002 ^ 0xC003}, // bolt1: ack T0, T1 and T2 created
+		{KindAck, 0xB002 ^ 0xD004},          // bolt2: ack T1, T3 created
+		{KindAck, 0xC003 ^ 0xE005},          // bolt2: ack T2, T4 created
+		{KindAck, 0xD004},                   // sink: ack T3
+		{KindAck, 0xE005},                   // sink: ack T4
 	}
 	idx := []uint64{0, 1, 2, 3, 4, 5}
 	permute(idx, len(idx), func(p []uint64) {
@@ -131,8 +131,8 @@ func TestFoldedMessagesNeverCompleteEarly(t *testing.T) {
 		}
 	})
 	l := newLedger()
-	l.update(kindInit, exRoot, 0xA001, exSpout)
-	if _, out := l.update(kindAck, exRoot, 0xA001, exSpout); out != completed {
+	l.update(KindInit, exRoot, 0xA001, exSpout)
+	if _, out := l.update(KindAck, exRoot, 0xA001, exSpout); out != completed {
 		t.Fatalf("unfolded create T0, ack T0: want the premature completion the folded form avoids")
 	}
 }
