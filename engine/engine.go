@@ -295,7 +295,7 @@ type Deployment struct {
 	// executor of the same worker to that executor's receive queue as an
 	// object and serializes only what goes to another worker. Flink
 	// serializes every record that crosses a task boundary, also within a
-	// TaskManager, so only stormack sets it. The simulator honours it; the
+	// TaskManager, so only Storm's systems (stormack, trident) set it. The simulator honours it; the
 	// live runtime sends every message through its channels as before.
 	LocalTransfer bool
 	// Tasks names the job's tasks, each by the operators it runs, when
