@@ -27,11 +27,6 @@ type txAttempt struct {
 	attempt int32
 }
 
-// less orders attempts: by txid, then attempt.
-func (a txAttempt) less(b txAttempt) bool {
-	return a.txid < b.txid || a.txid == b.txid && a.attempt < b.attempt
-}
-
 // txMsg is a $batch or $commit tuple: the attempt and the tuple's message
 // id in the attempt's tree.
 type txMsg struct {
