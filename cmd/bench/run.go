@@ -68,8 +68,8 @@ func runFlags() []cli.Flag {
 // it. The default is the flag's own unless the systems' defaults differ;
 // then defText names each (and the flag's Value is never shown).
 func systemOptionHelp(f systems.Flag) (usage, defText string) {
-	var takers, defs []string
-	differ := false
+	var takers, defs, usages []string
+	differ, different := false, false
 	for _, name := range systems.Names() {
 		sys, _ := systems.Lookup(name)
 		for _, sf := range sys.Flags() {
@@ -77,12 +77,20 @@ func systemOptionHelp(f systems.Flag) (usage, defText string) {
 				takers = append(takers, name)
 				defs = append(defs, name+" "+sf.Default)
 				differ = differ || sf.Default != f.Default
+				text := strings.TrimPrefix(sf.Usage, name+": ")
+				usages = append(usages, name+": "+text)
+				different = different || sf.Usage != f.Usage
 			}
 		}
 	}
 	usage = f.Usage
-	if len(takers) == 1 {
+	switch {
+	case len(takers) == 1:
 		usage = strings.TrimPrefix(usage, takers[0]+": ")
+	case different:
+		// Systems that share a flag name mean their own thing by it
+		// (trident's --ackers refuses 0, stormack's turns acking off).
+		usage = strings.Join(usages, "; ")
 	}
 	usage += " (system option of " + strings.Join(takers, ", ") + ")"
 	if differ {

@@ -58,9 +58,6 @@ const (
 	DefaultBrokerTxnTimeout = "15m"
 )
 
-// DefaultChaining is Flink's default: operators are chained.
-const DefaultChaining = "true"
-
 // DefaultCheckpointTimeout is Flink's execution.checkpointing.timeout.
 const DefaultCheckpointTimeout = "10m"
 
@@ -71,7 +68,7 @@ func (system) Describe() string {
 func (system) Variants() []string { return []string{Aligned, Unaligned, AlignedTimeout, Sync} }
 
 func (system) Flags() []systems.Flag {
-	return []systems.Flag{
+	return append([]systems.Flag{
 		{Name: "checkpoint-interval", Default: DefaultInterval, Usage: "time between checkpoint triggers"},
 		{Name: "sink", Default: Sink2PC, Usage: "barrier sink: 2pc (effects visible when their checkpoint completes) or plain (visible on arrival: at-least-once output)"},
 		{Name: "max-concurrent-checkpoints", Default: DefaultMaxConcurrent, Usage: "checkpoints in progress at once (aligned only; unaligned needs 1)"},
@@ -83,10 +80,8 @@ func (system) Flags() []systems.Flag {
 		{Name: "tolerable-failed-checkpoints", Default: "0", Usage: "checkpoints that may fail in a row (declined after a failed store write, expired) before the job fails over from the last completed one (Flink's execution.checkpointing.tolerable-failed-checkpoints)"},
 		{Name: "txn-timeout", Default: DefaultTxnTimeout, Usage: "2pc sink: the producer's transaction timeout (Kafka's transaction.timeout.ms; Flink's Kafka sink sets 1h)"},
 		{Name: "broker-txn-timeout", Default: DefaultBrokerTxnTimeout, Usage: "2pc sink: the broker's cap on transaction timeouts (Kafka's transaction.max.timeout.ms, 15m); a transaction open longer than the smaller of the two is aborted by the broker, and a commit that reaches it after loses its effects (Flink's documented pitfall)"},
-		{Name: "chaining", Default: DefaultChaining, Usage: "true: chain forward-connected operators of equal parallelism into one task, as Flink does by default (pipeline.operator-chaining); false: one task per operator (disableOperatorChaining())"},
-		{Name: "object-reuse", Default: "false", Usage: "true: chained operators pass records by reference (Flink's enableObjectReuse()); false: each chained hop copies the record through its serializer, Flink's default"},
 		{Name: "failover", Default: FailoverRegion, Usage: "barrier: on a failure restart the pipelined region of the failed tasks (region, Flink's default) or every task (full)"},
-	}
+	}, stream.ChainingFlags()...)
 }
 
 func (system) Claim(_ string, opts systems.Options) systems.Claim {

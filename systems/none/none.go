@@ -27,12 +27,7 @@ func (system) Variants() []string { return []string{"default"} }
 // Flags: operator chaining as barrier has it (Flink's default, with
 // checkpointing off or on alike), so that barrier's overhead over none is
 // that of its checkpoints alone.
-func (system) Flags() []systems.Flag {
-	return []systems.Flag{
-		{Name: "chaining", Default: "true", Usage: "true: chain forward-connected operators into one task, as Flink does by default (pipeline.operator-chaining); false: one task per operator"},
-		{Name: "object-reuse", Default: "false", Usage: "true: chained operators pass records by reference (Flink's enableObjectReuse()); false: each chained hop copies the record through its serializer"},
-	}
-}
+func (system) Flags() []systems.Flag { return stream.ChainingFlags() }
 
 // Claim: a crash loses in-flight records (at most once) and the counted
 // state, so a reader sees a count restart from zero (non-monotonic).

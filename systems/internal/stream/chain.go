@@ -2,8 +2,18 @@ package stream
 
 import (
 	"ftbench/engine"
+	"ftbench/systems"
 	"ftbench/workloads"
 )
+
+// ChainingFlags are the options of a system that chains operators as
+// Flink does (barrier, none): pipeline.operator-chaining and object reuse.
+func ChainingFlags() []systems.Flag {
+	return []systems.Flag{
+		{Name: "chaining", Default: "true", Usage: "true: chain forward-connected operators of equal parallelism into one task, as Flink does by default (pipeline.operator-chaining); false: one task per operator (disableOperatorChaining())"},
+		{Name: "object-reuse", Default: "false", Usage: "true: chained operators pass records by reference (Flink's enableObjectReuse()); false: each chained hop copies the record through its serializer, Flink's default"},
+	}
+}
 
 // Chain is the operators one task runs in its one thread: Flink's
 // OperatorChain. The task's head (a source's reader, or a task's input)
