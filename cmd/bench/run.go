@@ -451,7 +451,7 @@ func restoresLine(r *harness.Result) string {
 	if !ok {
 		return ""
 	}
-	n, _ := r.SystemMetrics["restores"]
+	n := r.SystemMetrics["restores"]
 	longest := "n/a"
 	if ms, ok := r.SystemMetrics["restore_ms"].(map[string]any); ok {
 		if max, ok := ms["max"].(float64); ok {

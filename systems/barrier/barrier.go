@@ -182,7 +182,7 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 	if opt.retained, err = o.Int("checkpoints-retained", 1, 1024); err != nil {
 		return opt, err
 	}
-	if opt.incremental, err = o.Either("incremental", "true", "false"); err != nil {
+	if opt.incremental, err = o.Bool("incremental"); err != nil {
 		return opt, err
 	}
 	if opt.fullEvery, err = o.Int("full-checkpoint-every", 1, 1<<20); err != nil {
@@ -206,10 +206,10 @@ func parseOptions(variant string, o systems.Options) (options, error) {
 		return opt, err
 	}
 	opt.txnTimeout = min(producer, broker)
-	if opt.chaining, err = o.Either("chaining", "true", "false"); err != nil {
+	if opt.chaining, err = o.Bool("chaining"); err != nil {
 		return opt, err
 	}
-	if opt.objectReuse, err = o.Either("object-reuse", "true", "false"); err != nil {
+	if opt.objectReuse, err = o.Bool("object-reuse"); err != nil {
 		return opt, err
 	}
 	return opt, nil

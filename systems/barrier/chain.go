@@ -51,9 +51,6 @@ func newChain(par *params, g *stream.Graph, first, last, i int, headed bool) *ch
 	return c
 }
 
-// process runs a record the task received through the chain.
-func (c *chain) process(ctx engine.Ctx, m engine.Msg) { c.Chain.Process(ctx, m) }
-
 // sink is the chain's sink, nil if it has none.
 func (c *chain) sink() *sink {
 	if n := len(c.links); n > 0 {

@@ -119,7 +119,7 @@ func (t *task) input(ctx engine.Ctx, i int, m engine.Msg, ov []engine.Msg) {
 		if t.recording > 0 {
 			t.record(i, m)
 		}
-		t.chain.process(ctx, m)
+		t.chain.Process(ctx, m)
 	}
 }
 
@@ -137,7 +137,7 @@ func (t *task) deploy(ctx engine.Ctx, m engine.Msg) {
 		var replayed int64
 		for _, f := range snap.Channel {
 			for _, r := range f.Records {
-				t.chain.process(ctx, r)
+				t.chain.Process(ctx, r)
 			}
 			replayed += int64(len(f.Records))
 		}

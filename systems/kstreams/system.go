@@ -160,7 +160,7 @@ func parseOptions(job systems.Job) (*params, error) {
 	if p.eager, err = o.Either("rebalance", Eager, Cooperative); err != nil {
 		return nil, err
 	}
-	if p.static, err = o.Either("static-membership", "true", "false"); err != nil {
+	if p.static, err = o.Bool("static-membership"); err != nil {
 		return nil, err
 	}
 	if p.standbys, err = o.Int("standby-replicas", 0, 16); err != nil {
@@ -171,7 +171,7 @@ func parseOptions(job systems.Job) (*params, error) {
 		return nil, err
 	}
 	p.recoveryLag = int64(lag)
-	if p.txnStores, err = o.Either("transactional-stores", "true", "false"); err != nil {
+	if p.txnStores, err = o.Bool("transactional-stores"); err != nil {
 		return nil, err
 	}
 	cache, err := o.Int("cache-max-bytes", 0, 1<<40)
