@@ -25,7 +25,7 @@ import (
 // own. A new package must be given a layer here; a new systems/<name>
 // falls into "protocols" by itself.
 var layers = []struct{ name, pkgs string }{
-	{"leaves", "number, systems/internal/summary"},
+	{"leaves", "number, systems/internal/summary, trace"},
 	{"foundation", "engine, keyed"},
 	{"runtime-neutral channel rules", "engine/flow"},
 	{"runtimes and models", "engine/sim, engine/live, faults, metrics, workloads"},
