@@ -34,7 +34,11 @@ type cluster struct {
 	commits  int64         // transactions committed
 	nextTok  int64         // store-write tokens
 	txns     []*txn        // every transaction still undecided, oldest first
-	cleaned  engine.Time   // the log cleaner's last pass
+	// byID is every transaction ever begun: txn.id-1 indexes it. Log
+	// entries name their transaction by id, so that a log holds no
+	// pointers and the garbage collector need not scan it.
+	byID    []*txn
+	cleaned engine.Time // the log cleaner's last pass
 }
 
 func newCluster(p *params) *cluster {
@@ -54,13 +58,13 @@ func newCluster(p *params) *cluster {
 	}
 	for s := 1; s < len(p.subs); s++ {
 		for i := 0; i < p.parts; i++ {
-			c.rep[s] = append(c.rep[s], &plog{})
+			c.rep[s] = append(c.rep[s], &plog{txns: &c.byID})
 		}
 	}
 	for t := range c.chg {
 		c.active[t] = -1
 		if p.stateful(taskID(t)) {
-			c.chg[t] = &plog{changelog: true}
+			c.chg[t] = &plog{changelog: true, txns: &c.byID}
 		}
 	}
 	return c
@@ -76,6 +80,7 @@ type txn struct {
 	output  []engine.Commit // its output-topic records: visible when it commits
 	offsets []offset        // consumed offsets (TxnOffsetCommit), committed with it
 	began   engine.Time
+	id      int32 // its index in cluster.byID, plus one
 }
 
 type txnState uint8
@@ -90,10 +95,31 @@ const (
 
 func (t *txn) decided() bool { return t == nil || t.state == txnCommitted || t.state == txnAborted }
 
-// entry is one record of a partition log.
+// entry is one record of a partition log: a data message's typed fields
+// (data records carry no Body) and its transaction. It holds no pointer,
+// so the collector never scans the logs, which hold every record between
+// two purges or compactions.
 type entry struct {
-	m   engine.Msg
-	txn *txn // nil: written outside a transaction (at-least-once)
+	key  uint64
+	val  int64
+	id   engine.EffectID
+	born engine.Time
+	size int32
+	kind uint16
+	txn  int32 // the transaction's id; 0: written outside one (at-least-once)
+}
+
+func entryOf(m engine.Msg, t *txn) entry {
+	e := entry{key: m.Key, val: m.Val, id: m.ID, born: m.Born, size: m.Size, kind: m.Kind}
+	if t != nil {
+		e.txn = t.id
+	}
+	return e
+}
+
+// msg is the record as a consumer receives it.
+func (e *entry) msg() engine.Msg {
+	return engine.Msg{Kind: e.kind, Size: e.size, Key: e.key, Val: e.val, ID: e.id, Born: e.born}
 }
 
 // plog is one partition. Offsets count records; recs[i] is at offset
@@ -110,6 +136,15 @@ type plog struct {
 	head          int
 	changelog     bool
 	base          []based // compacted records, by offset
+	txns          *[]*txn // the cluster's byID
+}
+
+// txnOf is the transaction that wrote e, nil when none did.
+func (l *plog) txnOf(e *entry) *txn {
+	if e.txn == 0 {
+		return nil
+	}
+	return (*l.txns)[e.txn-1]
 }
 
 type based struct {
@@ -121,7 +156,7 @@ func (l *plog) end() int64 { return l.start + int64(len(l.recs)) }
 
 // advance moves the last stable offset past decided records.
 func (l *plog) advance() {
-	for l.stable < l.end() && l.recs[l.stable-l.start].txn.decided() {
+	for l.stable < l.end() && l.txnOf(&l.recs[l.stable-l.start]).decided() {
 		l.stable++
 	}
 }
@@ -137,7 +172,7 @@ func (l *plog) readable(committed bool) int64 {
 // visible reports whether the record at off is one a consumer returns:
 // not part of an aborted transaction.
 func (l *plog) visible(off int64) bool {
-	t := l.recs[off-l.start].txn
+	t := l.txnOf(&l.recs[off-l.start])
 	return t == nil || t.state != txnAborted
 }
 
@@ -187,9 +222,9 @@ func (l *plog) compact() int64 {
 		last[b.kv.Key] = b
 	}
 	for off := l.start; off < l.stable; off++ {
-		e := l.recs[off-l.start]
-		if e.txn == nil || e.txn.state == txnCommitted {
-			last[e.m.Key] = based{stream.KV{Key: e.m.Key, Val: e.m.Val}, off}
+		e := &l.recs[off-l.start]
+		if t := l.txnOf(e); t == nil || t.state == txnCommitted {
+			last[e.key] = based{stream.KV{Key: e.key, Val: e.val}, off}
 		}
 	}
 	before := int64(len(l.base)) + dirty
@@ -222,8 +257,8 @@ func (l *plog) readChangelog(from, limit int64, n int) ([]stream.KV, int64) {
 	}
 	for ; next < limit && len(kvs) < n; next++ {
 		if l.visible(next) {
-			e := l.recs[next-l.start].m
-			kvs = append(kvs, stream.KV{Key: e.Key, Val: e.Val})
+			e := &l.recs[next-l.start]
+			kvs = append(kvs, stream.KV{Key: e.key, Val: e.val})
 		}
 	}
 	return kvs, next

@@ -59,7 +59,8 @@ func (b *broker) initPid(ctx engine.Ctx, th int) {
 func (b *broker) txnOf(ctx engine.Ctx, th int) *txn {
 	t := b.c.open[th]
 	if t == nil {
-		t = &txn{thread: th, epoch: b.c.epoch[th], began: ctx.Now()}
+		t = &txn{thread: th, epoch: b.c.epoch[th], began: ctx.Now(), id: int32(len(b.c.byID) + 1)}
+		b.c.byID = append(b.c.byID, t)
 		b.c.open[th] = t
 		b.c.txns = append(b.c.txns, t)
 	}
@@ -103,7 +104,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	}
 	for _, r := range pr.recs {
 		l := b.logOf(r)
-		l.push(entry{m: r.m, txn: t})
+		l.push(entryOf(r.m, t))
 		if t != nil && !slices.Contains(t.parts, l) {
 			t.parts = append(t.parts, l)
 		}
@@ -324,10 +325,11 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 			continue
 		}
 		fe := fetched{task: r.task, from: r.from}
+		fe.msgs = make([]engine.Msg, 0, min(upto-from, int64(budget)))
 		off := from
 		for ; off < upto && budget > 0; off++ {
 			if l.visible(off) {
-				m := l.recs[off-l.start].m
+				m := l.recs[off-l.start].msg()
 				fe.msgs = append(fe.msgs, m)
 				bytes += int64(ctx.Cost().WireBytes(m.Size))
 				budget--
