@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"runtime/metrics"
 	"strconv"
 
 	"ftbench/engine"
@@ -65,6 +66,46 @@ const (
 	// doubled for garbage-collector headroom.
 	bytesPerQueuedRecord = 160
 )
+
+// MemoryCeiling is the memory (heapInUse: the whole process's Go memory,
+// runs executing at once together) past which a simulation is stopped:
+// twice BudgetBytes. The estimate sizes what a configuration lets it foresee,
+// but a system whose queues have no backpressure keeps whatever it is
+// offered beyond what it sustains: kstreams' repartition topics hold their
+// consumers' backlog in the broker, as Kafka's do on disk (wordcount at
+// 400 000 records/s held 2.2 GB after 11 s). A run must never exhaust the
+// machine's memory, so one that outgrows the estimate this far stops with
+// an input error (exit 2) that says so; --no-budget lifts it with the
+// budgets. A variable so that a test can lower it.
+var MemoryCeiling = 2 * BudgetBytes
+
+// heapInUse is the memory the Go runtime holds from the system (every
+// class of /memory/classes/total:bytes) less what it has released back:
+// about the process's resident size, garbage not yet collected included.
+func heapInUse() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+}
+
+// memoryStop carries the ceiling's input error out of the simulation to
+// Execute, which returns it.
+type memoryStop struct{ err error }
+
+// checkMemory stops the run (a memoryStop panic, which Execute recovers)
+// when the memory in use (heapInUse) has passed MemoryCeiling.
+func (r *runner) checkMemory() {
+	if r.cfg.NoBudget {
+		return
+	}
+	if used := heapInUse(); used > MemoryCeiling {
+		panic(memoryStop{inputErr("run stopped at %gs of simulated time: memory in use reached %s, past the memory ceiling of %s (twice the size budget): records are queueing faster than the system processes them (offered more than it sustains, with no backpressure to slow the source); lower --rate or --duration, or pass --no-budget to run it anyway",
+			r.rt.Now().Seconds(), FormatBytes(used), FormatBytes(MemoryCeiling))})
+	}
+}
 
 // TimeBudget is the time budget: the longest estimated wall time a run may
 // take before bench refuses it (unless --no-budget), on the reference

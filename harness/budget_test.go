@@ -150,3 +150,22 @@ func TestFmtDur(t *testing.T) {
 		}
 	}
 }
+
+// A run whose memory in use passes the memory ceiling stops with an input
+// error that names the ceiling and --no-budget; --no-budget lifts it. The
+// ceiling is lowered to a byte here: every run's heap passes it.
+func TestMemoryCeilingStopsTheRun(t *testing.T) {
+	saved := MemoryCeiling
+	MemoryCeiling = 1
+	defer func() { MemoryCeiling = saved }()
+	c := DefaultConfig()
+	c.System, c.Duration = "kstreams", 2*engine.Second
+	out, err := Execute(c)
+	if out != nil || !IsInputError(err) || !strings.Contains(err.Error(), "memory ceiling") || !strings.Contains(err.Error(), "--no-budget") {
+		t.Fatalf("want an input error naming the memory ceiling and --no-budget, got %v", err)
+	}
+	c.NoBudget = true
+	if _, err := Execute(c); err != nil {
+		t.Fatalf("with NoBudget: %v", err)
+	}
+}

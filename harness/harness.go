@@ -34,6 +34,10 @@ func Execute(cfg Config) (out *Outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = nil
+			if m, ok := r.(memoryStop); ok {
+				err = m.err
+				return
+			}
 			err = fmt.Errorf("internal error: %v\n%s", r, debug.Stack())
 		}
 	}()

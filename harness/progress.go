@@ -82,15 +82,12 @@ func (r *runner) setPhase(phase string) {
 	}
 }
 
-// simulate runs the simulation until until. With progress reports on it
-// runs in steps of simStep, publishing the simulated time after each: the
-// same events in the same order as one call, since Run processes events
-// in time order up to its bound and resumes where it stopped.
+// simulate runs the simulation until until, in steps of simStep: the same
+// events in the same order as one call, since Run processes events in time
+// order up to its bound and resumes where it stopped. After each step it
+// publishes the simulated time (with progress reports on) and checks the
+// memory ceiling (checkMemory).
 func (r *runner) simulate(until engine.Time) {
-	if r.progress == nil {
-		r.rt.Run(until)
-		return
-	}
 	// The first step reaches the first time-series sample (at one bucket,
 	// and the bucket is at most the input's duration), so it processes at
 	// least one event: Run starts the processes on a call that finds none
@@ -98,8 +95,11 @@ func (r *runner) simulate(until engine.Time) {
 	t := min(until, r.rt.Now()+max(simStep, r.cfg.Bucket))
 	for {
 		r.rt.Run(t)
-		r.progress.now.Store(int64(r.rt.Now()))
-		r.progress.events.Store(r.rt.Events())
+		if r.progress != nil {
+			r.progress.now.Store(int64(r.rt.Now()))
+			r.progress.events.Store(r.rt.Events())
+		}
+		r.checkMemory()
 		if t >= until {
 			return
 		}
