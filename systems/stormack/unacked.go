@@ -82,6 +82,12 @@ func (s *unackedSpout) Timer(ctx engine.Ctx, id int64) {
 		return
 	}
 	s.polling = false
+	if down, until := s.t.job.Log.Down(s.reader.Part, ctx.Now()); down {
+		// source-down: nothing can be fetched, neither the committed
+		// batch's records nor a new batch, until the partition is back.
+		s.kick(ctx, until-ctx.Now())
+		return
+	}
 	if s.reader.Next < s.emitTo {
 		s.reader.Batch = int(min(emitChunk, s.emitTo-s.reader.Next))
 		s.reader.Poll(ctx, func(m engine.Msg) { s.emit(ctx, m) })

@@ -211,6 +211,17 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 	}
 	j := e.jobs[0]
 	if j.sp.from < 0 && j.offs == nil {
+		if down, until := e.t.job.Log.Down(e.part, ctx.Now()); down && e.t.spout == spoutTransactional {
+			// source-down: a transactional batch is exactly reproducible,
+			// so it is not emitted without this partition's records: a
+			// new txid's span needs the partition's latest offset and a
+			// replay its records. The emitter, and with it every batch,
+			// waits until the partition is back (trident-state.html: the
+			// transactional spout halts while a partition is down).
+			e.busy = true
+			ctx.After(until-ctx.Now(), tickEmit)
+			return
+		}
 		if !e.plan(ctx, j) {
 			e.jobs = e.jobs[1:] // cannot be emitted: it times out and is replayed
 			e.kick(ctx)
@@ -238,8 +249,18 @@ func (e *emitter) cut(from int64, at engine.Time) int64 {
 // false when the batch cannot be emitted: the span of the previous txid is
 // unknown to a transactional emitter, which only happens to a batch that
 // overtook a replay and will itself be failed and replayed.
+//
+// While the partition is down (source-down) the opaque and
+// non-transactional emitters fetch nothing and emit this partition's part
+// of the batch empty, so the batch goes on without it: the opaque span
+// starts and ends where the previous txid's ended (storm-kafka's
+// TridentKafkaEmitter.emitNewPartitionBatch on a failed fetch) and its
+// records go to a later batch; the non-transactional spout keeps its
+// failed tuples for a later batch. (The transactional emitter waits
+// instead: Timer.)
 func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 	txid := j.tx.txid
+	down, _ := e.t.job.Log.Down(e.part, ctx.Now())
 	switch e.t.spout {
 	case spoutTransactional:
 		if sp, ok := e.metas[txid]; ok {
@@ -281,6 +302,9 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			}
 		}
 		j.sp = span{from, e.cut(from, j.start)}
+		if down {
+			j.sp.to = from
+		}
 		e.metas[txid] = j.sp
 	case spoutNonTransactional:
 		if old, ok := e.ids[txid]; ok {
@@ -288,6 +312,11 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			// which emits them again (before new records).
 			delete(e.ids, txid)
 			e.replays = append(e.replays, old...)
+		}
+		if down {
+			e.ids[txid] = nil
+			j.offs = nil
+			return true
 		}
 		end := e.cut(e.nextOff, j.start)
 		offs := append([]int64(nil), e.replays...)
