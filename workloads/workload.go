@@ -139,6 +139,22 @@ type Log struct {
 	Outages []Outage
 }
 
+// EventSourceDown is the event a source records when it finds its
+// partition down (Event.ID the partition, Value when it is back): it waits,
+// or goes on without the partition (trident's opaque spout). Torture's
+// coverage counts it.
+const EventSourceDown = "source_unavailable"
+
+// SourceDown reports whether partition part of log cannot be read now and
+// until when, recording EventSourceDown at ctx when it cannot.
+func SourceDown(ctx engine.Ctx, log *Log, part int32) (bool, engine.Time) {
+	down, until := log.Down(part, ctx.Now())
+	if down {
+		ctx.Record(engine.Event{Kind: EventSourceDown, ID: int64(part), Value: int64(until)})
+	}
+	return down, until
+}
+
 // Outage is one source-down window: partition Part cannot be fetched from
 // during [From, To).
 type Outage struct {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"ftbench/engine"
+	"ftbench/workloads"
 )
 
 // Driver timers.
@@ -229,7 +230,7 @@ func (d *driver) cut() {
 	P := d.e.parts[0]
 	wait := now
 	for p := 0; p < P; p++ {
-		if down, until := d.e.log.Down(int32(p), now); down {
+		if down, until := workloads.SourceDown(d.ctx, d.e.log, int32(p)); down {
 			wait = max(wait, until)
 		}
 	}

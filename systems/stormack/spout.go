@@ -134,7 +134,7 @@ func (s *spout) Timer(ctx engine.Ctx, id int64) {
 // even its replays (Storm's KafkaSpout re-fetches a failed tuple by seeking
 // back), and polls again when it is back.
 func (s *spout) poll(ctx engine.Ctx) {
-	if down, until := s.t.job.Log.Down(s.part, ctx.Now()); down {
+	if down, until := workloads.SourceDown(ctx, s.t.job.Log, s.part); down {
 		s.polling = true
 		ctx.After(until-ctx.Now(), tickPoll)
 		return

@@ -6,6 +6,7 @@ import (
 	"ftbench/engine"
 	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
 )
 
 // unackedSpout is the Kafka spout of a topology with acking off (Storm's
@@ -82,7 +83,7 @@ func (s *unackedSpout) Timer(ctx engine.Ctx, id int64) {
 		return
 	}
 	s.polling = false
-	if down, until := s.t.job.Log.Down(s.reader.Part, ctx.Now()); down {
+	if down, until := workloads.SourceDown(ctx, s.t.job.Log, s.reader.Part); down {
 		// source-down: nothing can be fetched, neither the committed
 		// batch's records nor a new batch, until the partition is back.
 		s.kick(ctx, until-ctx.Now())

@@ -6,6 +6,7 @@ import (
 	"ftbench/engine"
 	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
 )
 
 // span is the emitter metadata of one batch of one partition: the source
@@ -211,13 +212,14 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 	}
 	j := e.jobs[0]
 	if j.sp.from < 0 && j.offs == nil {
-		if down, until := e.t.job.Log.Down(e.part, ctx.Now()); down && e.t.spout == spoutTransactional {
+		if e.t.spout == spoutTransactional && e.down(ctx) {
 			// source-down: a transactional batch is exactly reproducible,
 			// so it is not emitted without this partition's records: a
 			// new txid's span needs the partition's latest offset and a
 			// replay its records. The emitter, and with it every batch,
 			// waits until the partition is back (trident-state.html: the
 			// transactional spout halts while a partition is down).
+			_, until := e.t.job.Log.Down(e.part, ctx.Now())
 			e.busy = true
 			ctx.After(until-ctx.Now(), tickEmit)
 			return
@@ -260,7 +262,7 @@ func (e *emitter) cut(from int64, at engine.Time) int64 {
 // instead: Timer.)
 func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 	txid := j.tx.txid
-	down, _ := e.t.job.Log.Down(e.part, ctx.Now())
+	down := e.t.spout != spoutTransactional && e.down(ctx)
 	switch e.t.spout {
 	case spoutTransactional:
 		if sp, ok := e.metas[txid]; ok {
@@ -334,6 +336,13 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 		e.ids[txid] = offs
 	}
 	return true
+}
+
+// down reports whether the emitter's partition cannot be read now
+// (source-down), recording it when it cannot.
+func (e *emitter) down(ctx engine.Ctx) bool {
+	d, _ := workloads.SourceDown(ctx, e.t.job.Log, e.part)
+	return d
 }
 
 func (e *emitter) metaKey(txid int64) string {

@@ -352,7 +352,7 @@ func (r *SourceReader) Poll(ctx engine.Ctx, emit func(engine.Msg)) (again engine
 	if r.Next >= total {
 		return 0, true
 	}
-	if down, until := r.Log.Down(r.Part, ctx.Now()); down {
+	if down, until := workloads.SourceDown(ctx, r.Log, r.Part); down {
 		return until - ctx.Now(), false
 	}
 	avail := r.Log.Appended(ctx.Now())
