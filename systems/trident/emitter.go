@@ -212,13 +212,10 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 	}
 	j := e.jobs[0]
 	if j.sp.from < 0 && j.offs == nil {
-		if e.t.spout == spoutTransactional && e.down(ctx) {
-			// source-down: a transactional batch is exactly reproducible,
-			// so it is not emitted without this partition's records: a
-			// new txid's span needs the partition's latest offset and a
-			// replay its records. The emitter, and with it every batch,
-			// waits until the partition is back (trident-state.html: the
-			// transactional spout halts while a partition is down).
+		if e.needsPartition(j) && e.down(ctx) {
+			// source-down: the batch cannot go out without this
+			// partition's records (needsPartition). The emitter, and with
+			// it every batch, waits until the partition is back.
 			_, until := e.t.job.Log.Down(e.part, ctx.Now())
 			e.busy = true
 			ctx.After(until-ctx.Now(), tickEmit)
@@ -234,6 +231,38 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 		}
 	}
 	e.emitSome(ctx, j)
+}
+
+// needsPartition reports whether j cannot be emitted without records of
+// the emitter's partition, so that it waits while the partition is down:
+//
+//   - transactional: always. A txid's batch is exactly reproducible, so a
+//     new txid's span needs the partition's latest offset and a replay its
+//     records (trident-state.html: the transactional spout halts while a
+//     partition is down).
+//   - opaque: a replay whose failed attempt may have carried records of the
+//     partition (it did, or this incarnation does not know: the span of an
+//     uncommitted txid is not stored). That attempt may have been committed
+//     at some state partitions; OpaqueMap re-applies a replayed txid to the
+//     previous value only for the keys the replay carries, so an empty
+//     replay would leave the other keys counting records that then come
+//     again in a later txid. storm-kafka's TridentKafkaEmitter does emit
+//     such a replay empty (emitNewPartitionBatch on a failed fetch):
+//     docs/trident.md has the duplicates that follows. A new txid, or a
+//     replay of an empty one, goes out without the partition (plan).
+//   - non-transactional: never; it promises nothing.
+func (e *emitter) needsPartition(j *job) bool {
+	switch e.t.spout {
+	case spoutTransactional:
+		return true
+	case spoutOpaque:
+		if j.tx.attempt == 0 {
+			return false
+		}
+		sp, known := e.metas[j.tx.txid]
+		return !known || sp.to > sp.from
+	}
+	return false
 }
 
 // cut is the end of a batch from offset from whose attempt the coordinator
@@ -262,7 +291,7 @@ func (e *emitter) cut(from int64, at engine.Time) int64 {
 // instead: Timer.)
 func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 	txid := j.tx.txid
-	down := e.t.spout != spoutTransactional && e.down(ctx)
+	down := !e.needsPartition(j) && e.down(ctx)
 	switch e.t.spout {
 	case spoutTransactional:
 		if sp, ok := e.metas[txid]; ok {
