@@ -45,6 +45,8 @@ type Bounds struct {
 	// RestartDelay is the cost model's restart delay: how long a crash that
 	// names no restart holds its worker down (overlap.go).
 	RestartDelay engine.Time
+	// Parts is the number of source partitions (partitions 0..Parts-1).
+	Parts int
 }
 
 // Apply resolves every spec against dep and b and installs it on t.
@@ -140,6 +142,12 @@ func Apply(specs []Spec, dep *engine.Deployment, b Bounds, t Target) error {
 			steps = append(steps, func() error { return t.StoreSlow(from, to, factor) })
 		case StoreDown:
 			steps = append(steps, func() error { return t.StoreDown(from, to) })
+		case SourceDown:
+			// Not a fault of the runtime: the harness installs it on the
+			// source log (Outages), after Apply accepts the schedule.
+			if msg := checkPart(s.Part, b.Parts); msg != "" {
+				return fail("%s", msg)
+			}
 		case Throttle, Reorder:
 			match, msg := edgeMatch(dep, s)
 			if msg != "" {
@@ -176,14 +184,28 @@ func downFor(restart, def engine.Time) engine.Time {
 	return restart
 }
 
-func checkWorker(w, workers int) string {
-	if w >= 0 && w < workers {
+func checkWorker(w, workers int) string { return checkNumber("worker", "workers", "", w, workers) }
+
+func checkPart(p, parts int) string {
+	return checkNumber("partition", "source partitions", ", one per source instance", p, parts)
+}
+
+// checkNumber says what is wrong with thing number i of a run that has n
+// of them (plural), numbered from 0, or "".
+func checkNumber(thing, plural, note string, i, n int) string {
+	if i >= 0 && i < n {
 		return ""
 	}
-	if workers <= 0 {
-		return fmt.Sprintf("no worker %d (the run has no workers)", w)
+	if n <= 0 {
+		return fmt.Sprintf("no %s %d (the run has no %s)", thing, i, plural)
 	}
-	return fmt.Sprintf("no worker %d (workers are 0-%d)", w, workers-1)
+	return fmt.Sprintf("no %s %d (%s are 0-%d%s)", thing, i, plural, n-1, note)
+}
+
+// SourceOutage is the window of a source-down spec as Apply clips it: the
+// partition, and [from, to) ending at b.HardEnd at the latest.
+func SourceOutage(s Spec, b Bounds) (part int, from, to engine.Time) {
+	return s.Part, s.At, min(s.End, b.HardEnd)
 }
 
 // WorkerOf is the worker a crash or pause spec acts on in dep, resolved as

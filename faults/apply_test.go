@@ -222,12 +222,16 @@ func TestApplyErrors(t *testing.T) {
 		{Spec{Kind: Throttle, At: 1, End: 2, AllEdges: true, Rate: 1}, []string{"not edge=all"}},
 		{Spec{Kind: Throttle, At: 1, End: 2, From: "split", To: "count"}, []string{"rate 0 must be positive"}},
 		{Spec{Kind: Reorder, At: 1, End: 2, AllEdges: true, P: 2}, []string{"p 2 is not in (0,1]"}},
+		// source-down names a source partition: 0..Parts-1 (4 here).
+		{mustParse(t, "source-down@1s-2s:partition=4"), []string{"no partition 4 (source partitions are 0-3, one per source instance)"}},
+		{mustParse(t, "source-down@20s-22s:partition=0"), []string{"window starts at 20s"}},
+		{Spec{Kind: SourceDown, At: 1, End: 2, Part: -1}, []string{"partition -1 is negative"}},
 	}
 	for _, tt := range tests {
 		ft := &fakeTarget{}
 		// A valid spec first: nothing is installed when a later one is bad.
 		specs := []Spec{mustParse(t, "reorder@1s-2s:edge=all"), tt.spec}
-		err := Apply(specs, testDeployment(), Bounds{Workers: workers, InputEnd: end, HardEnd: end, RestartDelay: engine.Second}, ft)
+		err := Apply(specs, testDeployment(), Bounds{Workers: workers, InputEnd: end, HardEnd: end, RestartDelay: engine.Second, Parts: 4}, ft)
 		if err == nil {
 			t.Errorf("Apply(%s) succeeded, want an error", tt.spec)
 			continue
@@ -352,5 +356,46 @@ func TestApplyOverlaps(t *testing.T) {
 				t.Errorf("installed %d faults before refusing", len(ft.calls))
 			}
 		})
+	}
+}
+
+// source-down is a fault of the source log, not of the runtime: Apply
+// accepts it (any partition below Parts, overlapping anything, even
+// another outage of its partition, since outages add up) and installs
+// nothing on the Target; SourceOutage clips its window at HardEnd, as
+// Apply clips every window.
+func TestApplySourceDown(t *testing.T) {
+	b := Bounds{Workers: workers, InputEnd: 20 * s, HardEnd: 25 * s, RestartDelay: engine.Second, Parts: 4}
+	specs := []Spec{
+		mustParse(t, "source-down@1s-5s:partition=3"),
+		mustParse(t, "source-down@2s-30s:partition=3"),
+		mustParse(t, "crash@3s:worker=1"),
+		mustParse(t, "store-down@2s-4s"),
+	}
+	ft := &fakeTarget{}
+	if err := Apply(specs, testDeployment(), b, ft); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	for _, c := range ft.calls {
+		if c.kind != "crash" && c.kind != "store-down" {
+			t.Errorf("source-down installed %q on the runtime", c.kind)
+		}
+	}
+	if len(ft.calls) != 2 {
+		t.Errorf("%d faults installed on the runtime, want the crash and the store outage", len(ft.calls))
+	}
+	tests := []struct {
+		spec     Spec
+		part     int
+		from, to engine.Time
+	}{
+		{specs[0], 3, 1 * s, 5 * s},
+		{specs[1], 3, 2 * s, 25 * s},
+	}
+	for _, tt := range tests {
+		part, from, to := SourceOutage(tt.spec, b)
+		if part != tt.part || from != tt.from || to != tt.to {
+			t.Errorf("SourceOutage(%s) = %d [%s, %s), want %d [%s, %s)", tt.spec, part, from, to, tt.part, tt.from, tt.to)
+		}
 	}
 }

@@ -16,10 +16,11 @@
 //	partition@T1-T2:workers=A,B|C,D
 //	store-slow@T1-T2[:factor=K]
 //	store-down@T1-T2
+//	source-down@T1-T2:partition=K
 //
 // or a bare kind ("crash", "slow", "throttle", "reorder", "pause",
-// "partition", "store-slow", "store-down") that picks defaults
-// from the run duration and the workload's first stateful operator. Times are
+// "partition", "store-slow", "store-down", "source-down") that picks
+// defaults from the run duration and the workload's first stateful operator. Times are
 // simulated time, written as Go durations (10s, 500ms, 1.5s) or as a
 // percentage of the run (40%); Parse resolves percentages, so a Spec holds
 // absolute times only and Spec.String gives a canonical form that Parse
@@ -63,6 +64,11 @@ const (
 	// storage), not of a worker: it slows down or stops taking writes.
 	StoreSlow Kind = "store-slow"
 	StoreDown Kind = "store-down"
+	// SourceDown makes one partition of the source log unreadable (its
+	// Kafka leader is down): no consumer fetches from it until the window
+	// ends. Producers go on appending, so its records are all there when
+	// it returns (workloads.Log.Down).
+	SourceDown Kind = "source-down"
 )
 
 // Defaults used when a spec leaves a parameter out.
@@ -98,6 +104,7 @@ type Spec struct {
 	Factor   float64     // slow, store-slow
 	Rate     float64     // throttle: records per second per channel
 	P        float64     // reorder
+	Part     int         // source-down: the source partition
 }
 
 // Defaults is what a spec may be resolved against: the run duration (for
@@ -108,17 +115,18 @@ type Defaults struct {
 	UpstreamOp string // the operator feeding StatefulOp, e.g. "split"
 }
 
-var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, Partition, StoreSlow, StoreDown}
+var kinds = []Kind{Crash, Slow, Throttle, Reorder, Pause, Partition, StoreSlow, StoreDown, SourceDown}
 
 var grammars = map[Kind]string{
-	Crash:     "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D] or crash@T:master[,restart=D]",
-	Slow:      "slow@T1-T2:op=NAME/I[,factor=K]",
-	Throttle:  "throttle@T1-T2:edge=A->B,rate=R/s",
-	Reorder:   "reorder@T1-T2:edge=A->B|all[,p=P]",
-	Pause:     "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
-	Partition: "partition@T1-T2:worker=N, partition@T1-T2:op=NAME/I or partition@T1-T2:workers=A,B|C,D",
-	StoreSlow: "store-slow@T1-T2[:factor=K]",
-	StoreDown: "store-down@T1-T2",
+	Crash:      "crash@T:worker=N[,restart=D] or crash@T:op=NAME/I[,restart=D] or crash@T:master[,restart=D]",
+	Slow:       "slow@T1-T2:op=NAME/I[,factor=K]",
+	Throttle:   "throttle@T1-T2:edge=A->B,rate=R/s",
+	Reorder:    "reorder@T1-T2:edge=A->B|all[,p=P]",
+	Pause:      "pause@T1-T2:worker=N or pause@T1-T2:op=NAME/I",
+	Partition:  "partition@T1-T2:worker=N, partition@T1-T2:op=NAME/I or partition@T1-T2:workers=A,B|C,D",
+	StoreSlow:  "store-slow@T1-T2[:factor=K]",
+	StoreDown:  "store-down@T1-T2",
+	SourceDown: "source-down@T1-T2:partition=K",
 }
 
 var descriptions = map[Kind]string{
@@ -140,17 +148,20 @@ var descriptions = map[Kind]string{
 		"bare: from 30% to 60%",
 	StoreDown: "store-down the checkpoint store fails every write in progress during T1-T2 (the writer is told); " +
 		"bare: from 30% to 60%",
+	SourceDown: "source-down source partition K (below the parallelism) cannot be read during T1-T2, as when its Kafka leader is down; " +
+		"producers go on appending and its records are readable again at T2; bare: partition 0 from 30% to 60%",
 }
 
 var keys = map[Kind][]string{
-	Crash:     {"worker", "op", "restart"},
-	Slow:      {"op", "factor"},
-	Throttle:  {"edge", "rate"},
-	Reorder:   {"edge", "p"},
-	Pause:     {"worker", "op"},
-	Partition: {"worker", "op", "workers"},
-	StoreSlow: {"factor"},
-	StoreDown: {},
+	Crash:      {"worker", "op", "restart"},
+	Slow:       {"op", "factor"},
+	Throttle:   {"edge", "rate"},
+	Reorder:    {"edge", "p"},
+	Pause:      {"worker", "op"},
+	Partition:  {"worker", "op", "workers"},
+	StoreSlow:  {"factor"},
+	StoreDown:  {},
+	SourceDown: {"partition"},
 }
 
 // Grammar returns the spec grammar, one line per kind. Times are Go durations
@@ -165,11 +176,15 @@ func Grammar() string {
 
 // Kinds returns one short description per fault kind.
 func Kinds() []string {
+	width := 0
+	for _, k := range kinds {
+		width = max(width, len(k))
+	}
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
 		// The descriptions start with their kind; align what follows it
 		// in a column as wide as the longest kind.
-		out[i] = fmt.Sprintf("%-10s %s", k, strings.TrimSpace(strings.TrimPrefix(descriptions[k], string(k))))
+		out[i] = fmt.Sprintf("%-*s %s", width, k, strings.TrimSpace(strings.TrimPrefix(descriptions[k], string(k))))
 	}
 	return out
 }
@@ -227,6 +242,8 @@ func (s Spec) String() string {
 		fmt.Fprintf(&b, "factor=%s", fmtFloat(s.Factor))
 	case StoreDown:
 		return strings.TrimSuffix(b.String(), ":")
+	case SourceDown:
+		fmt.Fprintf(&b, "partition=%d", s.Part)
 	case Throttle:
 		fmt.Fprintf(&b, "edge=%s,rate=%s/s", s.edge(), fmtFloat(s.Rate))
 	case Reorder:
@@ -266,6 +283,8 @@ func targetHint(k Kind) string {
 		return "op=NAME/I"
 	case Throttle:
 		return "edge=A->B"
+	case SourceDown:
+		return "partition=K"
 	default:
 		return "edge=A->B or edge=all"
 	}
@@ -310,6 +329,10 @@ func validate(s Spec) string {
 	case StoreSlow:
 		if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
 			return fmt.Sprintf("factor %g must be positive", s.Factor)
+		}
+	case SourceDown:
+		if s.Part < 0 {
+			return fmt.Sprintf("partition %d is negative", s.Part)
 		}
 	case Pause, Partition:
 		targets := 0

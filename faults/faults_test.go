@@ -50,6 +50,8 @@ func TestParseGood(t *testing.T) {
 		{"store-slow@5s-7s:factor=3", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 3}},
 		{"store-slow@5s-7s,factor=3", Spec{Kind: StoreSlow, At: 5 * s, End: 7 * s, Worker: -1, Restart: -1, Factor: 3}},
 		{"store-down@5s-8s", Spec{Kind: StoreDown, At: 5 * s, End: 8 * s, Worker: -1, Restart: -1}},
+		{"source-down@5s-9s:partition=1", Spec{Kind: SourceDown, At: 5 * s, End: 9 * s, Worker: -1, Restart: -1, Part: 1}},
+		{"source-down@25%-50%: partition = 0 ", Spec{Kind: SourceDown, At: 5 * s, End: 10 * s, Worker: -1, Restart: -1}},
 	}
 	parsesTo(t, defs, tests)
 }
@@ -120,6 +122,8 @@ func TestString(t *testing.T) {
 		{"store-down", "store-down@6s-12s"},
 		{"store-slow@1s-2s,factor=2", "store-slow@1s-2s:factor=2"},
 		{"pause@1s-1.5s:worker=0", "pause@1s-1.5s:worker=0"},
+		{"source-down", "source-down@6s-12s:partition=0"},
+		{"source-down@5s-90s:partition=3", "source-down@5s-1m30s:partition=3"},
 	}
 	for _, tt := range tests {
 		sp, err := Parse(tt.in, defs)
@@ -137,6 +141,7 @@ func TestString(t *testing.T) {
 		{Kind: Throttle, At: 0, End: 1, Worker: -1, From: "a", To: "b", Restart: -1, Rate: 1e300},
 		{Kind: Reorder, At: 3, End: 7777777, Worker: -1, From: "a", To: "b", Restart: -1, P: 1.0 / 3},
 		{Kind: Crash, At: 123456789, Worker: 7, Restart: 987654321},
+		{Kind: SourceDown, At: 1, End: 2, Worker: -1, Restart: -1, Part: 12},
 	} {
 		roundTrip(t, sp)
 	}
@@ -154,6 +159,7 @@ func TestBareDefaults(t *testing.T) {
 		{"reorder", Spec{Kind: Reorder, At: 25 * s, End: 75 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{" reorder ", Spec{Kind: Reorder, At: 25 * s, End: 75 * s, Worker: -1, AllEdges: true, Restart: -1, P: 0.2}},
 		{"pause", Spec{Kind: Pause, At: 40 * s, End: 50 * s, Worker: -1, Op: "count", Restart: -1}},
+		{"source-down", Spec{Kind: SourceDown, At: 30 * s, End: 60 * s, Worker: -1, Restart: -1}},
 	}
 	parsesTo(t, d, tests)
 	// reorder needs no operators.
@@ -171,7 +177,17 @@ func TestParseErrors(t *testing.T) {
 		// kinds
 		{"", defs, []string{"empty spec", "crash, slow, throttle, reorder"}},
 		{"   ", defs, []string{"empty spec"}},
-		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder, pause, partition, store-slow, store-down"}},
+		{"boom@1s:worker=1", defs, []string{`unknown kind "boom"`, "crash, slow, throttle, reorder, pause, partition, store-slow, store-down, source-down"}},
+		// source-down: a window and one partition number
+		{"source-down@5s:partition=1", defs, []string{`source-down needs a window T1-T2, got "5s"`}},
+		{"source-down@9s-5s:partition=1", defs, []string{"ends at or before it starts"}},
+		{"source-down@5s-5s:partition=1", defs, []string{"ends at or before it starts"}},
+		{"source-down@5s-9s", defs, []string{"missing target partition=K"}},
+		{"source-down@5s-9s:partition=x", defs, []string{`partition "x" is not a partition number`}},
+		{"source-down@5s-9s:partition=-1", defs, []string{`partition "-1" is negative`}},
+		{"source-down@5s-9s:partition=", defs, []string{`key "partition" has no value`}},
+		{"source-down@5s-9s:worker=1", defs, []string{`unknown key "worker" (source-down takes partition)`}},
+		{"source-down@5s-9s:partition=1,partition=2", defs, []string{`duplicate key "partition"`}},
 		{"pause@1s:worker=1", defs, []string{`pause needs a window T1-T2, got "1s"`}},
 		{"pause@1s-2s", defs, []string{"missing target worker=N or op=NAME/I"}},
 		{"pause@1s-2s:worker=1,op=count/0", defs, []string{"not both"}},
@@ -312,21 +328,25 @@ func TestParseErrors(t *testing.T) {
 func TestGrammarAndKinds(t *testing.T) {
 	g := Grammar()
 	lines := strings.Split(g, "\n")
-	if len(lines) != 8 {
-		t.Fatalf("Grammar has %d lines, want 8:\n%s", len(lines), g)
+	if len(lines) != 9 {
+		t.Fatalf("Grammar has %d lines, want 9:\n%s", len(lines), g)
 	}
-	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@", "pause@", "partition@", "store-slow@", "store-down@"} {
+	for i, k := range []string{"crash@", "slow@", "throttle@", "reorder@", "pause@", "partition@", "store-slow@", "store-down@", "source-down@"} {
 		if !strings.HasPrefix(lines[i], k) {
 			t.Errorf("Grammar line %d = %q, want prefix %q", i, lines[i], k)
 		}
 	}
 	ks := Kinds()
-	if len(ks) != 8 {
-		t.Fatalf("Kinds() has %d entries, want 8", len(ks))
+	if len(ks) != 9 {
+		t.Fatalf("Kinds() has %d entries, want 9", len(ks))
 	}
-	for i, k := range []string{"crash", "slow", "throttle", "reorder", "pause", "partition", "store-slow", "store-down"} {
+	for i, k := range []string{"crash", "slow", "throttle", "reorder", "pause", "partition", "store-slow", "store-down", "source-down"} {
 		if !strings.HasPrefix(ks[i], k+" ") || strings.Contains(ks[i], "\n") {
 			t.Errorf("Kinds()[%d] = %q", i, ks[i])
+		}
+		// The descriptions start in one column, past the longest kind.
+		if col := len("source-down") + 1; len(ks[i]) <= col || ks[i][col-1] != ' ' || ks[i][col] == ' ' {
+			t.Errorf("Kinds()[%d] = %q: description does not start at column %d", i, ks[i], col)
 		}
 	}
 }

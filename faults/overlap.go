@@ -44,6 +44,9 @@ var overlapRules = map[Kind]Overlap{
 	Reorder:   OverlapOtherTargets,
 	StoreSlow: OverlapNever,
 	StoreDown: OverlapAny,
+	// Two outages of a partition add up (workloads.Log.Down), and an
+	// outage of the source log acts on no worker, store or channel.
+	SourceDown: OverlapAny,
 }
 
 // OverlapRule returns kind's rule.

@@ -76,7 +76,7 @@ func Parse(s string, d Defaults) (Spec, error) {
 // parseKind parses KIND, the spec up to '@' (all of it when bare), or says
 // what is wrong with it:
 //
-//	KIND = crash | slow | throttle | reorder | pause | partition | store-slow | store-down
+//	KIND = crash | slow | throttle | reorder | pause | partition | store-slow | store-down | source-down
 func parseKind(head string, hasAt bool) (Kind, string) {
 	switch k := Kind(head); {
 	case known(k):
@@ -154,6 +154,8 @@ func bare(k Kind, d Defaults) (Spec, string) {
 	case StoreSlow:
 		sp.At, sp.End, sp.Factor = at(0.3), at(0.6), DefaultStoreFactor
 	case StoreDown:
+		sp.At, sp.End = at(0.3), at(0.6)
+	case SourceDown:
 		sp.At, sp.End = at(0.3), at(0.6)
 	}
 	if k != Crash && sp.End <= sp.At {
@@ -378,6 +380,7 @@ func (p *parser) keyValues(s string) (map[string]string, string) {
 //	reorder     edge=A->B|all [,p=P]
 //	store-slow  [factor=K]
 //	store-down  (no keys)
+//	source-down partition=K
 func (p *parser) kindKeys(sp *Spec, kv map[string]string) string {
 	var msg string
 	switch p.kind {
@@ -397,6 +400,8 @@ func (p *parser) kindKeys(sp *Spec, kv map[string]string) string {
 		}
 	case StoreSlow:
 		sp.Factor, msg = factor(kv, DefaultStoreFactor)
+	case SourceDown:
+		sp.Part, msg = partition(kv)
 	}
 	return msg
 }
@@ -487,6 +492,16 @@ func factor(kv map[string]string, def float64) (float64, string) {
 	return optional(kv, "factor", def, func(v float64) bool { return v > 0 }, "must be positive")
 }
 
+// partition is source-down's partition=K, a source partition by number:
+// required (whether the run has it is Apply's check).
+func partition(kv map[string]string) (int, string) {
+	v, ok := kv["partition"]
+	if !ok {
+		return 0, "missing target " + targetHint(SourceDown)
+	}
+	return parseNumber("partition", v)
+}
+
 // rate is a throttle's rate=R[/s], records per second per channel: required
 // and positive.
 func rate(kv map[string]string) (float64, string) {
@@ -528,13 +543,16 @@ func optional(kv map[string]string, key string, def float64, inRange func(float6
 }
 
 // parseWorker parses worker=N's N.
-func parseWorker(s string) (int, string) {
+func parseWorker(s string) (int, string) { return parseNumber("worker", s) }
+
+// parseNumber parses the number of a worker or partition (what), from 0.
+func parseNumber(what, s string) (int, string) {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Sprintf("worker %q is not a worker number", s)
+		return 0, fmt.Sprintf("%s %q is not a %s number", what, s, what)
 	}
 	if n < 0 {
-		return 0, fmt.Sprintf("worker %q is negative", s)
+		return 0, fmt.Sprintf("%s %q is negative", what, s)
 	}
 	return n, ""
 }

@@ -48,6 +48,9 @@ type Pending struct {
 	// the same in detail.
 	Activity string          `json:"activity"`
 	Runtime  engine.Activity `json:"runtime"`
+	// SourceDown names the source partitions down (source-down) when the
+	// run stopped, and until when: they held the run up.
+	SourceDown string `json:"source_down,omitempty"`
 }
 
 // PendingPartition is one partition's pending effects.
@@ -69,12 +72,15 @@ func (r *Result) Undrained() bool { return r.PendingEffects > 0 }
 func (r *runner) judgeDrain(res *Result, del *check.Result) {
 	now := r.rt.Now()
 	act := r.rt.Activity(now + r.settle)
-	res.Quiescent = act.Quiet() && (!r.anyCommit || r.lastCommit <= now-r.settle)
+	// now-1: an outage that lasts past the run is clipped to end at
+	// its last instant (faultBounds), and still held it up.
+	down := r.sourcesDown(now - 1)
+	res.Quiescent = act.Quiet() && down == "" && (!r.anyCommit || r.lastCommit <= now-r.settle)
 	if r.drained || res.Quiescent || del.Lost == 0 {
 		return
 	}
 	res.PendingEffects, del.Lost = del.Lost, 0
-	p := &Pending{Activity: act.String(), Runtime: act, OldestOffset: -1}
+	p := &Pending{Activity: act.String(), Runtime: act, OldestOffset: -1, SourceDown: down}
 	if r.anyCommit {
 		t := round3(r.lastCommit.Seconds())
 		p.LastCommitS = &t
@@ -94,6 +100,20 @@ func (r *runner) judgeDrain(res *Result, del *check.Result) {
 		}
 	}
 	res.Pending = p
+}
+
+// sourcesDown names the source partitions that cannot be read at now
+// (source-down) and when each is back, or "": a source that cannot fetch
+// holds the run up as a store that cannot write does, so the run is not
+// quiescent and its missing effects are pending, not lost.
+func (r *runner) sourcesDown(now engine.Time) string {
+	var down []string
+	for p := range r.log.Parts {
+		if d, until := r.log.Down(int32(p), now); d {
+			down = append(down, fmt.Sprintf("partition %d until %s", p, until))
+		}
+	}
+	return strings.Join(down, ", ")
 }
 
 // finals compares the visible sink state with the oracle's, leaving out
@@ -145,6 +165,12 @@ func undrainedProblem(res *Result) string {
 		}
 		return fmt.Sprintf("%sthe checkpoint store held the run up (%s); %d of %d expected effects still pending when the run stopped at %.1fs (%s; %s); runtime: %s",
 			head, st, res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), last, p.Activity)
+	}
+	if p.SourceDown != "" {
+		// The source could not fetch: the cause, whatever the system
+		// did meanwhile.
+		return fmt.Sprintf("undrained: source-down held the run up (%s); %d of %d expected effects still pending when the run stopped at %.1fs (%s; %s); runtime: %s",
+			p.SourceDown, res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), last, p.Activity)
 	}
 	return fmt.Sprintf("undrained: %d of %d expected effects still pending when the run stopped at %.1fs (%s; oldest p%d offset %d, appended %.1fs before the end; %s); runtime: %s",
 		res.PendingEffects, res.ExpectedEffects, res.SimTimeS, strings.Join(parts, ", "), p.OldestPartition, p.OldestOffset,

@@ -232,12 +232,19 @@ func (r *runner) observe(res *Result) map[string][]byte {
 		o.close(o.open[k])
 	}
 	// Reads still in flight when the run stopped were never served.
+	// The final reads come after everything: the last served read and
+	// the last commit. A commit can be made after the instant the run
+	// stopped (a CPU slice that began before it reports its commits at
+	// the slice's later instants), and the store the final reads read
+	// holds it, so a final read placed before it would be shown a value
+	// the history has not made visible yet.
 	ops := o.ops[:0]
 	last := r.rt.Now()
 	for _, op := range o.ops {
 		switch {
 		case op.Kind == check.OpApply:
 			obs.ApplyOps++
+			last = max(last, op.Return)
 		case op.Born < 0:
 			continue
 		default:

@@ -307,7 +307,8 @@ func (r *runner) setWindows() {
 // ends it. Windows run into the drain as the user wrote them: a store
 // outage longer than the run lasts until the run stops.
 func (r *runner) faultBounds() faults.Bounds {
-	return faults.Bounds{Workers: r.cfg.Workers, InputEnd: r.cfg.Duration, HardEnd: r.cfg.Duration + r.drainMax, RestartDelay: r.cost.RestartDelay}
+	return faults.Bounds{Workers: r.cfg.Workers, InputEnd: r.cfg.Duration, HardEnd: r.cfg.Duration + r.drainMax, RestartDelay: r.cost.RestartDelay,
+		Parts: r.log.Parts}
 }
 
 // startRuntime builds the runtime and installs the faults in it.
@@ -320,8 +321,22 @@ func (r *runner) startRuntime() error {
 		r.rt.Close()
 		return &InputError{err}
 	}
+	r.installSourceOutages()
 	if err := r.checkFaultEdges(); err != nil {
 		return err
 	}
 	return r.checkFaultLimits()
+}
+
+// installSourceOutages puts the source-down faults on the source log the
+// systems read (workloads.Log.Down): a fault of the input, not of the
+// runtime, that systems see only as a partition with nothing to fetch.
+func (r *runner) installSourceOutages() {
+	for _, s := range r.specs {
+		if s.Kind != faults.SourceDown {
+			continue
+		}
+		part, from, to := faults.SourceOutage(s, r.faultBounds())
+		r.log.Outages = append(r.log.Outages, workloads.Outage{Part: int32(part), From: from, To: to})
+	}
 }

@@ -54,6 +54,8 @@ var bandColors = map[string]color.NRGBA{
 	// Checkpoint-store faults: the whole cluster's storage, not a worker.
 	"store-slow": {R: 120, G: 120, B: 120, A: 45},
 	"store-down": {R: 60, G: 60, B: 60, A: 60},
+	// A source partition that cannot be read: the input, not the cluster.
+	"source-down": {R: 150, G: 90, B: 30, A: 50},
 }
 
 func bandColor(kind string) color.NRGBA {

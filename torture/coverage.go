@@ -99,6 +99,10 @@ const (
 	PathTridentOpaqueReapply = "trident-opaque-reapply"
 	// Trident's coordinator restarted and resumed from its stored txid.
 	PathTridentCoordResume = "trident-coordinator-resume"
+	// A source found its partition down (source-down) and waited for it,
+	// or went on without it (trident's opaque and non-transactional
+	// spouts): workloads.EventSourceDown.
+	PathSourceDown = "source-down-wait"
 )
 
 // Paths is the fixed list, in table order.
@@ -109,7 +113,7 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
 	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired,
 	PathRebalance, PathRestoreChangelog, PathRestoreStandby, PathTxnAborted, PathStaticRejoin,
-	PathTridentReplay, PathTridentTxidSkip, PathTridentOpaqueReapply, PathTridentCoordResume}
+	PathTridentReplay, PathTridentTxidSkip, PathTridentOpaqueReapply, PathTridentCoordResume, PathSourceDown}
 
 // applicable returns the paths run cfg's configuration can take: a path
 // another system, variant, sink or workload cannot take is n/a, not missed.
@@ -135,6 +139,9 @@ func applicable(cfg harness.Config) map[string]bool {
 				set(PathMasterTakeover)
 			}
 		}
+	}
+	if cfg.Runtime != harness.RuntimeLive { // where source-down is drawn (schedule.go)
+		set(PathSourceDown)
 	}
 	if !p2p && (cfg.System == "barrier" || cfg.System == "snapshot") && cfg.Slots > 0 {
 		// The other systems' processes are pinned to their workers.
@@ -415,6 +422,8 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathTridentOpaqueReapply] = true
 		case "coordinator_resume":
 			hit[PathTridentCoordResume] = true
+		case workloads.EventSourceDown:
+			hit[PathSourceDown] = true
 		case "task_replaced":
 			hit[PathReplaced] = true
 			workerOf[e.Proc] = int(e.ID) // where a later crash finds it

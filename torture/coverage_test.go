@@ -10,6 +10,7 @@ import (
 	_ "ftbench/systems/barrier"
 	_ "ftbench/systems/lineage"
 	_ "ftbench/systems/stormack"
+	"ftbench/workloads"
 )
 
 // A crash counts for a step only while a process on the crashed worker is in
@@ -93,8 +94,10 @@ func TestDrawnOptionsAndApplicability(t *testing.T) {
 	if p := checkpointPeriod(map[string]string{"batch-interval": "500ms", "checkpoint-every": "3"}, nil); p != 1500*engine.Millisecond {
 		t.Fatalf("lineage period %v", p)
 	}
-	if len(applicable(cfg)) != 0 {
-		t.Fatalf("none has no protocol paths: %v", applicable(cfg))
+	// none recovers from nothing: its one path is a source waiting on a
+	// down partition, which needs no fault tolerance.
+	if a := applicable(cfg); len(a) != 1 || !a[PathSourceDown] {
+		t.Fatalf("none has no protocol paths but %s: %v", PathSourceDown, a)
 	}
 }
 
@@ -246,6 +249,20 @@ func TestCampaignStormackAcksOff(t *testing.T) {
 	for _, r := range rep.Runs {
 		if r.Duplicates != 0 {
 			t.Fatalf("run %d duplicated %d effects: %s", r.Index, r.Duplicates, r.Replay)
+		}
+	}
+}
+
+// A source that found its partition down hits source-down-wait, whatever
+// the system (the event is workloads.SourceDown's).
+func TestSourceDownPathFromEvents(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		hit  bool
+	}{{workloads.EventSourceDown, true}, {"batch_started", false}} {
+		hit := pathsHit(harness.Config{}, []engine.Event{{Time: 5, Proc: "source/1", Kind: tc.kind, ID: 1}}, nil)
+		if hit[PathSourceDown] != tc.hit {
+			t.Errorf("event %q: %s hit %v, want %v", tc.kind, PathSourceDown, hit[PathSourceDown], tc.hit)
 		}
 	}
 }

@@ -208,7 +208,37 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 	if sp, ok := g.partition(engine.NewRand(engine.ChildSeed(seed, "torture/partition"))); ok && g.compatible(cfg.Faults, sp) {
 		cfg.Faults = insertByTime(cfg.Faults, sp, cfg.Duration)
 	}
+	if sp, ok := g.sourceDown(engine.NewRand(engine.ChildSeed(seed, "torture/source-down"))); ok && g.compatible(cfg.Faults, sp) {
+		cfg.Faults = insertByTime(cfg.Faults, sp, cfg.Duration)
+	}
 	return cfg, nil
+}
+
+// sourceDown draws, in a third of the runs (from its own stream, so the
+// other draws stay as they were), a source-down window: a random source
+// partition cannot be read for 100 ms-3 s, starting in 10-70% of the input
+// and ending before 80% of it, so the run shows the system catching up.
+// Every system on the simulator, peer-to-peer workloads too (an outage of
+// the input is no failure); not on the live runtime, whose torture draws
+// no windowed fault of the run's environment yet.
+func (g *drawer) sourceDown(rng *rand.Rand) (faults.Spec, bool) {
+	if g.cfg.Runtime == harness.RuntimeLive || rng.IntN(3) != 0 {
+		return faults.Spec{}, false
+	}
+	d := g.cfg.Duration
+	ms := func(t engine.Time) engine.Time { return t / engine.Millisecond * engine.Millisecond }
+	lo := d / 10
+	longest := min(3*engine.Second, d*8/10-lo) // back before 80% of the input
+	if longest <= 100*engine.Millisecond {
+		return faults.Spec{}, false // too short a run for a window
+	}
+	length := ms(100*engine.Millisecond + engine.Time(rng.Int64N(int64(longest-100*engine.Millisecond))))
+	hi := min(d*7/10, d*8/10-length)
+	at := ms(lo)
+	if hi > lo {
+		at = ms(lo + engine.Time(rng.Int64N(int64(hi-lo))))
+	}
+	return faults.Spec{Kind: faults.SourceDown, At: at, End: at + length, Worker: -1, Restart: -1, Part: rng.IntN(g.cfg.Parallelism)}, true
 }
 
 // partition draws, in half the runs where crashes are drawn (from its own
@@ -397,7 +427,8 @@ func runBounds(cfg harness.Config) faults.Bounds {
 	if drain == 0 {
 		drain = harness.DefaultDrain
 	}
-	return faults.Bounds{Workers: cfg.Workers, InputEnd: cfg.Duration, HardEnd: cfg.Duration + drain, RestartDelay: cost.RestartDelay}
+	return faults.Bounds{Workers: cfg.Workers, InputEnd: cfg.Duration, HardEnd: cfg.Duration + drain, RestartDelay: cost.RestartDelay,
+		Parts: cfg.Parallelism}
 }
 
 // compatible reports whether sp can run beside the drawn specs.

@@ -58,7 +58,7 @@ func small(system string, runs int) Options {
 }
 
 func TestDrawIsDeterministicCanonicalAndAimed(t *testing.T) {
-	var nearCheckpoint, duringRecovery, reorders int
+	var nearCheckpoint, duringRecovery, reorders, sourceDowns int
 	for _, sys := range []string{"none", "test-ckpt"} {
 		for i := range 80 {
 			seed := RunSeed(7, i)
@@ -88,6 +88,13 @@ func TestDrawIsDeterministicCanonicalAndAimed(t *testing.T) {
 					if sys != "none" {
 						t.Fatalf("reorder drawn for %s, which relies on FIFO: %q", sys, f)
 					}
+				case faults.SourceDown:
+					// A partition the run has, back before 80% of the
+					// input so the run shows the catch-up.
+					sourceDowns++
+					if s.Part >= a.Parallelism || s.End > a.Duration*8/10 || s.End-s.At < 100*engine.Millisecond {
+						t.Fatalf("%s run %d: %q with parallelism %d and %v of input", sys, i, f, a.Parallelism, a.Duration)
+					}
 				case faults.Crash:
 					if sys == "test-ckpt" && s.At%(500*engine.Millisecond) < checkpointSkew {
 						nearCheckpoint++
@@ -105,9 +112,9 @@ func TestDrawIsDeterministicCanonicalAndAimed(t *testing.T) {
 			}
 		}
 	}
-	if nearCheckpoint < 10 || duringRecovery < 10 || reorders < 10 {
-		t.Fatalf("crashes at checkpoints %d, during recovery %d, reorders %d: the schedules miss the interesting times",
-			nearCheckpoint, duringRecovery, reorders)
+	if nearCheckpoint < 10 || duringRecovery < 10 || reorders < 10 || sourceDowns < 20 {
+		t.Fatalf("crashes at checkpoints %d, during recovery %d, reorders %d, source-downs %d (a third of 160 runs): the schedules miss the interesting times",
+			nearCheckpoint, duringRecovery, reorders, sourceDowns)
 	}
 }
 

@@ -125,10 +125,57 @@ func Operators(w Workload) []string {
 
 // Log is the replayable partitioned source log: records are appended to
 // each partition at Rate/Parts per second from time 0 until End.
+//
+// Outages are the windows during which a partition cannot be read (the
+// source-down fault: its Kafka leader is down). Producers keep appending
+// meanwhile, so Appended is unchanged and the records become readable when
+// the window ends; a source asks Down before it fetches. The harness fills
+// Outages from the fault specs before the run starts, so systems see the
+// fault only through what they can read.
 type Log struct {
-	Parts int
-	Rate  float64 // records per second over all partitions
-	End   engine.Time
+	Parts   int
+	Rate    float64 // records per second over all partitions
+	End     engine.Time
+	Outages []Outage
+}
+
+// EventSourceDown is the event a source records when it finds its
+// partition down (Event.ID the partition, Value when it is back): it waits,
+// or goes on without the partition (trident's opaque spout). Torture's
+// coverage counts it.
+const EventSourceDown = "source_unavailable"
+
+// SourceDown reports whether partition part of log cannot be read now and
+// until when, recording EventSourceDown at ctx when it cannot.
+func SourceDown(ctx engine.Ctx, log *Log, part int32) (bool, engine.Time) {
+	down, until := log.Down(part, ctx.Now())
+	if down {
+		ctx.Record(engine.Event{Kind: EventSourceDown, ID: int64(part), Value: int64(until)})
+	}
+	return down, until
+}
+
+// Outage is one source-down window: partition Part cannot be fetched from
+// during [From, To).
+type Outage struct {
+	Part     int32
+	From, To engine.Time
+}
+
+// Down reports whether partition part cannot be read at t and, if so, when
+// it can be again: the end of the outage covering t, extended through any
+// outage of part that starts before that end.
+func (l *Log) Down(part int32, t engine.Time) (down bool, until engine.Time) {
+	until = t
+	for changed := true; changed; {
+		changed = false
+		for _, o := range l.Outages {
+			if o.Part == part && o.From <= until && until < o.To {
+				until, changed, down = o.To, true, true
+			}
+		}
+	}
+	return down, until
 }
 
 func (l *Log) perPart() float64 { return l.Rate / float64(l.Parts) }

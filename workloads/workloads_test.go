@@ -240,3 +240,46 @@ func BenchmarkOracleFeed(b *testing.B) {
 		off++
 	}
 }
+
+// Down is what a source asks before it fetches: a partition is down during
+// each of its outages [From, To), and the time it is back is the end of the
+// outage, or of a chain of outages of that partition overlapping or
+// touching it. Other partitions are never down.
+func TestLogDown(t *testing.T) {
+	s := engine.Second
+	l := &Log{Parts: 4, Rate: 100, End: 20 * s, Outages: []Outage{
+		{Part: 1, From: 5 * s, To: 9 * s},
+		{Part: 1, From: 9 * s, To: 10 * s},  // touches the first: back at 10 s
+		{Part: 1, From: 12 * s, To: 14 * s}, // a separate outage
+		{Part: 2, From: 8 * s, To: 15 * s},
+		{Part: 2, From: 6 * s, To: 9 * s}, // overlaps the one listed before it
+	}}
+	tests := []struct {
+		part  int32
+		at    engine.Time
+		down  bool
+		until engine.Time
+	}{
+		{1, 0, false, 0},
+		{1, 5*s - 1, false, 5*s - 1},
+		{1, 5 * s, true, 10 * s},
+		{1, 9*s + 1, true, 10 * s},
+		{1, 10 * s, false, 10 * s},
+		{1, 11 * s, false, 11 * s},
+		{1, 13 * s, true, 14 * s},
+		{2, 7 * s, true, 15 * s},
+		{2, 15 * s, false, 15 * s},
+		{0, 7 * s, false, 7 * s},
+		{3, 13 * s, false, 13 * s},
+	}
+	for _, tt := range tests {
+		down, until := l.Down(tt.part, tt.at)
+		if down != tt.down || until != tt.until {
+			t.Errorf("Down(%d, %s) = %v, %s; want %v, %s", tt.part, tt.at, down, until, tt.down, tt.until)
+		}
+	}
+	// Producers go on appending during an outage.
+	if l.Appended(7*s) != (&Log{Parts: 4, Rate: 100, End: 20 * s}).Appended(7*s) {
+		t.Error("an outage changed what was appended")
+	}
+}

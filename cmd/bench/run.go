@@ -30,7 +30,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "system", Value: d.System, Usage: "fault-tolerance system, NAME or NAME/VARIANT (see bench list)"},
 		&cli.StringFlag{Name: "variant", Usage: "system variant, the same as --system NAME/VARIANT", DefaultText: "the system's first"},
 		&cli.StringFlag{Name: "workload", Value: d.Workload, Usage: "workload (see bench list)"},
-		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause, partition, store-slow, store-down; see bench list)"},
+		&cli.StringSliceFlag{Name: "fault", Usage: "fault spec, repeatable (crash, slow, throttle, reorder, pause, partition, store-slow, store-down, source-down; see bench list)"},
 		&cli.StringFlag{Name: "duration", Value: "20s", Usage: "simulated time during which input is appended"},
 		&cli.StringFlag{Name: "rate", Value: "0", Usage: "source records/s over all partitions",
 			DefaultText: "half the cost model's capacity bound on this hardware"},

@@ -21,7 +21,7 @@ func Supported(kind string, work WorkMode) string {
 			return "slow multiplies the Work a process pays, and --work none pays none"
 		}
 		return ""
-	case "pause", "store-slow", "store-down":
+	case "pause", "store-slow", "store-down", "source-down":
 		return kind + " is not implemented by the live runtime yet"
 	}
 	return kind + " acts on the simulated network's links, which a live run in one OS process does not have"

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"ftbench/engine"
+	"ftbench/workloads"
 )
 
 // Driver timers.
@@ -218,9 +219,25 @@ func (d *driver) Timer(ctx engine.Ctx, id int64) {
 // cut closes batch b at time (b+1)*interval: its input is everything
 // appended since the previous cut. The offset ranges are written to durable
 // storage before the batch may run, so the batch can always be replayed.
+//
+// The ranges end at each partition's latest offset, which the driver asks
+// the partition's leader for (DirectKafkaInputDStream.latestOffsets); while
+// a partition is down (source-down) that request fails and is retried, so
+// the cut, and every batch after it, waits until the partition is back and
+// then takes what all partitions have appended by then.
 func (d *driver) cut() {
 	now := d.ctx.Now()
 	P := d.e.parts[0]
+	wait := now
+	for p := 0; p < P; p++ {
+		if down, until := workloads.SourceDown(d.ctx, d.e.log, int32(p)); down {
+			wait = max(wait, until)
+		}
+	}
+	if wait > now {
+		d.ctx.After(wait-now, timerCut)
+		return
+	}
 	b := &batch{id: int64(len(d.batches)), cutAt: now, lo: make([]int64, P), hi: make([]int64, P)}
 	ranges := make([][2]int64, P)
 	var n int64

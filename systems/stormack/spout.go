@@ -129,7 +129,16 @@ func (s *spout) Timer(ctx engine.Ctx, id int64) {
 
 // poll emits waiting replays first (as Storm's KafkaSpout retries before
 // new records), then new records, never exceeding max-spout-pending.
+//
+// While the partition is down (source-down) the spout fetches nothing, not
+// even its replays (Storm's KafkaSpout re-fetches a failed tuple by seeking
+// back), and polls again when it is back.
 func (s *spout) poll(ctx engine.Ctx) {
+	if down, until := workloads.SourceDown(ctx, s.t.job.Log, s.part); down {
+		s.polling = true
+		ctx.After(until-ctx.Now(), tickPoll)
+		return
+	}
 	for len(s.replays) > 0 && s.room() > 0 {
 		off := s.replays[0]
 		s.replays = s.replays[1:]

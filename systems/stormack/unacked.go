@@ -6,6 +6,7 @@ import (
 	"ftbench/engine"
 	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
 )
 
 // unackedSpout is the Kafka spout of a topology with acking off (Storm's
@@ -82,6 +83,12 @@ func (s *unackedSpout) Timer(ctx engine.Ctx, id int64) {
 		return
 	}
 	s.polling = false
+	if down, until := workloads.SourceDown(ctx, s.t.job.Log, s.reader.Part); down {
+		// source-down: nothing can be fetched, neither the committed
+		// batch's records nor a new batch, until the partition is back.
+		s.kick(ctx, until-ctx.Now())
+		return
+	}
 	if s.reader.Next < s.emitTo {
 		s.reader.Batch = int(min(emitChunk, s.emitTo-s.reader.Next))
 		s.reader.Poll(ctx, func(m engine.Msg) { s.emit(ctx, m) })

@@ -142,3 +142,85 @@ func TestPausedCommitterLateWriteIsSkippedByTxid(t *testing.T) {
 		t.Fatal("want a replayed batch whose updates the txid check skipped")
 	}
 }
+
+// sourceDownRun is issue 33's acceptance run at a test's rate: 12 s of
+// input at 20 000 records/s with the default ack timeout (30 s), partition
+// 1 unreadable from 5 s to 9 s (T2 is returned), and the given extra
+// faults.
+func sourceDownRun(t *testing.T, spout, outage string, faults ...string) *harness.Outcome {
+	t.Helper()
+	cfg := harness.DefaultConfig()
+	cfg.System, cfg.Workload = "trident", "wordcount"
+	cfg.Duration, cfg.Rate = 12*engine.Second, 20000
+	cfg.Faults = append([]string{outage}, faults...)
+	cfg.SystemOpts = map[string]string{"spout": spout}
+	out, err := harness.Execute(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	t.Logf("%s %v: dup=%d lost=%d pending=%d verdict=%s held=%v exit=%d problems=%v",
+		spout, cfg.Faults, r.Duplicates, r.Lost, r.PendingEffects, r.Verdict, r.ClaimHeld, r.ExitCode, r.Problems)
+	return out
+}
+
+// commitsIn counts the batches committed in [from, to).
+func commitsIn(events []engine.Event, from, to engine.Time) int {
+	n := 0
+	for _, e := range events {
+		if e.Kind == "batch_committed" && e.Time >= from && e.Time < to {
+			n++
+		}
+	}
+	return n
+}
+
+// Under source-down the transactional spout halts: a txid's batch must be
+// exactly reproducible, so no batch goes out without partition 1 and no
+// batch commits from a second into the outage until it ends; then it
+// catches up (exit 0) and never duplicates. The opaque spout carries on:
+// its batches go out without partition 1 and commit throughout, and the
+// partition's records come in later batches, exactly once. Both with and
+// without the acceptance's crash of worker 1 at 6 s (which itself stops
+// the batches until its ack timeout, so the carry-on is measured without
+// it).
+func TestSourceDownTransactionalHaltsOpaqueCarriesOn(t *testing.T) {
+	t.Parallel()
+	const from, to = 5 * engine.Second, 9 * engine.Second
+	const outage = "source-down@5s-9s:partition=1"
+	tests := []struct {
+		spout  string
+		faults []string
+		goesOn bool
+	}{
+		{"transactional", nil, false},
+		{"opaque", nil, true},
+		{"transactional", []string{"crash@6s:worker=1"}, false},
+		{"opaque", []string{"crash@6s:worker=1"}, false},
+	}
+	for _, tt := range tests {
+		out := sourceDownRun(t, tt.spout, outage, tt.faults...)
+		r := out.Result
+		if !r.ClaimHeld || r.ExitCode != 0 || r.Verdict != "exactly-once" || r.Duplicates != 0 || r.Lost != 0 {
+			t.Fatalf("%s %v: held %v exit %d verdict %s dup %d lost %d", tt.spout, tt.faults, r.ClaimHeld, r.ExitCode, r.Verdict, r.Duplicates, r.Lost)
+		}
+		during := commitsIn(out.Events, from+engine.Second, to)
+		if tt.goesOn != (during > 0) {
+			t.Errorf("%s %v: %d batches committed from 6 s to 9 s; want commits: %v", tt.spout, tt.faults, during, tt.goesOn)
+		}
+		if after := commitsIn(out.Events, to, 3600*engine.Second); after == 0 {
+			t.Errorf("%s %v: nothing committed after the partition came back", tt.spout, tt.faults)
+		}
+	}
+}
+
+// A partition that does not come back within the drain halts the
+// transactional spout for good: the run is undrained (exit 4), its missing
+// effects pending, never lost, and nothing duplicated.
+func TestSourceDownPastTheDrainTransactional(t *testing.T) {
+	t.Parallel()
+	r := sourceDownRun(t, "transactional", "source-down@5s-1h:partition=1").Result
+	if r.ExitCode != 4 || r.PendingEffects == 0 || r.Lost != 0 || r.Duplicates != 0 || !r.ClaimHeld {
+		t.Fatalf("exit %d pending %d lost %d dup %d held %v", r.ExitCode, r.PendingEffects, r.Lost, r.Duplicates, r.ClaimHeld)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"ftbench/engine"
 	"ftbench/systems/internal/storm"
 	"ftbench/systems/internal/stream"
+	"ftbench/workloads"
 )
 
 // span is the emitter metadata of one batch of one partition: the source
@@ -211,6 +212,15 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 	}
 	j := e.jobs[0]
 	if j.sp.from < 0 && j.offs == nil {
+		if e.needsPartition(j) && e.down(ctx) {
+			// source-down: the batch cannot go out without this
+			// partition's records (needsPartition). The emitter, and with
+			// it every batch, waits until the partition is back.
+			_, until := e.t.job.Log.Down(e.part, ctx.Now())
+			e.busy = true
+			ctx.After(until-ctx.Now(), tickEmit)
+			return
+		}
 		if !e.plan(ctx, j) {
 			e.jobs = e.jobs[1:] // cannot be emitted: it times out and is replayed
 			e.kick(ctx)
@@ -221,6 +231,38 @@ func (e *emitter) Timer(ctx engine.Ctx, id int64) {
 		}
 	}
 	e.emitSome(ctx, j)
+}
+
+// needsPartition reports whether j cannot be emitted without records of
+// the emitter's partition, so that it waits while the partition is down:
+//
+//   - transactional: always. A txid's batch is exactly reproducible, so a
+//     new txid's span needs the partition's latest offset and a replay its
+//     records (trident-state.html: the transactional spout halts while a
+//     partition is down).
+//   - opaque: a replay whose failed attempt may have carried records of the
+//     partition (it did, or this incarnation does not know: the span of an
+//     uncommitted txid is not stored). That attempt may have been committed
+//     at some state partitions; OpaqueMap re-applies a replayed txid to the
+//     previous value only for the keys the replay carries, so an empty
+//     replay would leave the other keys counting records that then come
+//     again in a later txid. storm-kafka's TridentKafkaEmitter does emit
+//     such a replay empty (emitNewPartitionBatch on a failed fetch):
+//     docs/trident.md has the duplicates that follows. A new txid, or a
+//     replay of an empty one, goes out without the partition (plan).
+//   - non-transactional: never; it promises nothing.
+func (e *emitter) needsPartition(j *job) bool {
+	switch e.t.spout {
+	case spoutTransactional:
+		return true
+	case spoutOpaque:
+		if j.tx.attempt == 0 {
+			return false
+		}
+		sp, known := e.metas[j.tx.txid]
+		return !known || sp.to > sp.from
+	}
+	return false
 }
 
 // cut is the end of a batch from offset from whose attempt the coordinator
@@ -238,8 +280,18 @@ func (e *emitter) cut(from int64, at engine.Time) int64 {
 // false when the batch cannot be emitted: the span of the previous txid is
 // unknown to a transactional emitter, which only happens to a batch that
 // overtook a replay and will itself be failed and replayed.
+//
+// While the partition is down (source-down) the opaque and
+// non-transactional emitters fetch nothing and emit this partition's part
+// of the batch empty, so the batch goes on without it: the opaque span
+// starts and ends where the previous txid's ended (storm-kafka's
+// TridentKafkaEmitter.emitNewPartitionBatch on a failed fetch) and its
+// records go to a later batch; the non-transactional spout keeps its
+// failed tuples for a later batch. (The transactional emitter waits
+// instead: Timer.)
 func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 	txid := j.tx.txid
+	down := !e.needsPartition(j) && e.down(ctx)
 	switch e.t.spout {
 	case spoutTransactional:
 		if sp, ok := e.metas[txid]; ok {
@@ -281,6 +333,9 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			}
 		}
 		j.sp = span{from, e.cut(from, j.start)}
+		if down {
+			j.sp.to = from
+		}
 		e.metas[txid] = j.sp
 	case spoutNonTransactional:
 		if old, ok := e.ids[txid]; ok {
@@ -288,6 +343,11 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 			// which emits them again (before new records).
 			delete(e.ids, txid)
 			e.replays = append(e.replays, old...)
+		}
+		if down {
+			e.ids[txid] = nil
+			j.offs = nil
+			return true
 		}
 		end := e.cut(e.nextOff, j.start)
 		offs := append([]int64(nil), e.replays...)
@@ -305,6 +365,13 @@ func (e *emitter) plan(ctx engine.Ctx, j *job) bool {
 		e.ids[txid] = offs
 	}
 	return true
+}
+
+// down reports whether the emitter's partition cannot be read now
+// (source-down), recording it when it cannot.
+func (e *emitter) down(ctx engine.Ctx) bool {
+	d, _ := workloads.SourceDown(ctx, e.t.job.Log, e.part)
+	return d
 }
 
 func (e *emitter) metaKey(txid int64) string {

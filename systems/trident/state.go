@@ -96,12 +96,19 @@ func (p *persist) Handle(ctx engine.Ctx, _ engine.ProcID, m engine.Msg) {
 	switch m.Kind {
 	case storm.KindTuple:
 		rec, tx := untag(m)
+		b := p.bufs[tx.txid]
+		if b != nil && b.attempt > tx.attempt {
+			// A late tuple of an older attempt, after this partition had
+			// the whole newer attempt (the tracker forgets a finished
+			// batch, so it cannot tell): never in the newer attempt's
+			// buffer, whose commit would apply it a second time.
+			return
+		}
 		tb := p.trk.get(tx)
 		if tb == nil {
 			return // an older attempt's tuple
 		}
 		tb.received++
-		b := p.bufs[tx.txid]
 		if b == nil || b.attempt < tx.attempt {
 			b = &buffer{attempt: tx.attempt}
 			p.bufs[tx.txid] = b
@@ -231,7 +238,7 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 		}
 		v := base
 		p.outs = p.outs[:0]
-		for _, i := range byKey[k] {
+		for _, i := range doneFirst(w.recs, byKey[k], done) {
 			rec := w.recs[i]
 			if f := p.t.fused; f != nil {
 				ctx.Work(f.Cost(ctx.Cost(), rec))
@@ -272,6 +279,29 @@ func (p *persist) apply(ctx engine.Ctx, w *write) {
 		ctx.Record(engine.Event{Kind: evOpaqueReapply, ID: w.tx.txid, Value: int64(reapplied)})
 	}
 	ctx.Record(engine.Event{Kind: evStateWritten, ID: w.tx.txid, Value: int64(len(order))})
+}
+
+// doneFirst orders the indexes idx of a key's records for applying: the
+// records whose outputs the replaced attempt committed (done) first, then
+// the others, each in append order. A replay usually extends its failed
+// attempt with records appended later, so this is append order; but an
+// opaque replay can also bring records appended earlier, of a partition
+// the failed attempt went on without (source-down). Applied first, the
+// records already committed show the values they showed then, and only the
+// new ones are committed; a batch's tuples have no order in Trident.
+func doneFirst(recs []engine.Msg, idx []int, done []engine.EffectID) []int {
+	if len(done) == 0 {
+		return idx
+	}
+	out := make([]int, 0, len(idx))
+	for _, first := range []bool{true, false} {
+		for _, i := range idx {
+			if slices.Contains(done, recs[i].ID) == first {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 func (p *persist) collect(out engine.Msg) { p.outs = append(p.outs, out) }

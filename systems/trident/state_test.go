@@ -116,3 +116,51 @@ func TestZombieWriteIsFenced(t *testing.T) {
 		}
 	}
 }
+
+// A batch's buffer holds its own attempt's tuples only. Torture's trident
+// campaign (seed 1, transactional spout, opaque state, run 6) found a late
+// tuple of txid 2's failed attempt 0 — emitted late by an emitter whose
+// partition was down (source-down), and slowed by a throttle — reaching a
+// partition after it had all of attempt 1 (so its tracker had forgotten
+// the batch): it went into attempt 1's buffer and was applied twice at the
+// commit. Here the tracker is empty, as after attempt 1 finished.
+func TestLateOlderAttemptNotBuffered(t *testing.T) {
+	p := counting("opaque")
+	p.trk = newTracker(1, 0)
+	p.bufs = map[int64]*buffer{2: {attempt: 1, recs: []engine.Msg{{Key: 7, ID: engine.EffectID{Off: 5}}}}}
+	tests := []struct {
+		tx   txAttempt
+		want int // records in txid 2's buffer after the tuple
+	}{
+		{txAttempt{txid: 2, attempt: 0}, 1}, // late and older: dropped
+		{txAttempt{txid: 2, attempt: 1}, 2}, // its own attempt: buffered
+		{txAttempt{txid: 2, attempt: 2}, 1}, // a newer attempt: a new buffer
+	}
+	for _, tt := range tests {
+		p.Handle(newApplyCtx(), 0, withTx(engine.Msg{Key: 7, ID: engine.EffectID{Off: 5}}, tt.tx))
+		if b := p.bufs[2]; b.attempt < tt.tx.attempt || len(b.recs) != tt.want {
+			t.Errorf("after a tuple of %+v: buffer of attempt %d with %d records, want %d", tt.tx, b.attempt, len(b.recs), tt.want)
+		}
+	}
+}
+
+// An opaque replay that brings a record appended before the ones its
+// failed attempt committed (a partition the failed attempt went on without:
+// source-down) commits only the new record's effect: the records already
+// committed are applied first and show the values they showed. Applied in
+// append order instead, the old record's output would come at another
+// value and be committed a second time (torture's trident campaign, seed 1,
+// opaque spout, run 193).
+func TestOpaqueReplayWithEarlierRecordCommitsEachEffectOnce(t *testing.T) {
+	p := counting("opaque")
+	ctx := newApplyCtx()
+	p.apply(ctx, batch(1, 0, 10)) // committed at this partition, then the batch failed elsewhere
+	p.apply(ctx, batch(1, 1, 5, 10))
+	seen := map[engine.EffectID]int{}
+	for _, c := range ctx.commits {
+		seen[c.ID]++
+	}
+	if len(ctx.commits) != 2 || seen[engine.EffectID{Off: 10}] != 1 || seen[engine.EffectID{Off: 5}] != 1 || ctx.last() != 2 {
+		t.Fatalf("commits %+v: want offsets 10 then 5, once each, ending at 2", ctx.commits)
+	}
+}

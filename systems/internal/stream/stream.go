@@ -344,8 +344,17 @@ func (r *SourceReader) route(m engine.Msg) { r.router.Route(r.routeCtx, m) }
 // Poll reads up to Batch appended records, charging the source's CPU, and
 // hands each to emit. It returns how long to wait before polling again and
 // whether the log is exhausted.
+//
+// While the partition is down (source-down: its leader is gone) the poll
+// fetches nothing and asks to be called again when it is back.
 func (r *SourceReader) Poll(ctx engine.Ctx, emit func(engine.Msg)) (again engine.Time, done bool) {
 	total := r.Log.Total()
+	if r.Next >= total {
+		return 0, true
+	}
+	if down, until := workloads.SourceDown(ctx, r.Log, r.Part); down {
+		return until - ctx.Now(), false
+	}
 	avail := r.Log.Appended(ctx.Now())
 	batch := r.Batch
 	if batch <= 0 {
