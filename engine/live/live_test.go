@@ -74,25 +74,37 @@ func newRuntime(t *testing.T, dep *engine.Deployment, cost engine.CostModel, obs
 	return rt
 }
 
-// crashMidStep runs dep with worker 0 crashing at 10 ms (for good) while a
+// crashMidStep runs dep with worker 0 crashing at 100 ms (for good) while a
 // handler is inside its step: the handler closes entered and waits for
 // release, which the crash's event gives it. It returns what the observer
-// saw, after the runtime is closed.
+// saw, after the runtime is closed. The crash is wall-clock timed, so the
+// handler's step must have begun by then: at 10 ms a loaded machine
+// sometimes had not scheduled it yet, and the test failed for a scenario
+// that never happened. It says so if that still happens.
 func crashMidStep(t *testing.T, dep *engine.Deployment, entered, release chan struct{}) (*recorder, *Runtime) {
 	t.Helper()
 	var once sync.Once
+	var early atomic.Bool
 	obs := &recorder{onEvent: func(e engine.Event) {
 		if e.Kind == "worker_crash" {
 			once.Do(func() {
+				select {
+				case <-entered:
+				default:
+					early.Store(true)
+				}
 				go func() { <-entered; close(release) }()
 			})
 		}
 	}}
 	rt := newRuntime(t, dep, testCost(), obs, 1)
-	if err := rt.Crash(0, 10*engine.Millisecond, 10*engine.Second); err != nil {
+	if err := rt.Crash(0, 100*engine.Millisecond, 10*engine.Second); err != nil {
 		t.Fatal(err)
 	}
-	rt.Run(300 * engine.Millisecond)
+	rt.Run(600 * engine.Millisecond)
+	if early.Load() {
+		t.Fatal("the crash came before the handler began its step (the machine did not schedule it within 100 ms): the scenario did not happen")
+	}
 	rt.Close()
 	return obs, rt
 }
