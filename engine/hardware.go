@@ -21,8 +21,8 @@ type HardwareProfile struct {
 	// DefaultCost (the PerOp parameters): the one parameter fitted to the
 	// profile's published figure (Fit).
 	CPUScale float64
-	// Fixed are the values the testbed's description gives directly
-	// (cores, links), not fitted.
+	// Fixed are the values taken from the testbed's description (cores)
+	// or assumed for it (links), not fitted.
 	Fixed []string
 	// Fit names the published figure CPUScale was fitted to and how.
 	Fit string
@@ -33,7 +33,7 @@ var hardwareProfiles = []HardwareProfile{
 	{
 		Name: "dstreams-2013",
 		Doc: "the D-Streams paper's testbed (Zaharia et al., SOSP 2013 / UCB/EECS-2012-259, section 6): " +
-			"EC2 nodes of 4 cores on 1 Gbit/s links",
+			"EC2 nodes of 4 cores, on a 1 Gbit/s network (assumed, not fitted)",
 		CPUScale: dstreamsCPUScale,
 		Fixed:    []string{"cores=4", "net-bandwidth=125000000"},
 		Fit: "CPU scale fitted so that lineage (Spark Streaming, 500 ms batches) sustains the paper's 670 000 grep " +
