@@ -120,7 +120,9 @@ func runJob(out string, j Job, res *Results, mu *sync.Mutex) error {
 	if j.Capacity {
 		path := filepath.Join(dir, capacityFile)
 		c, err := loadCapacity(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || err == nil && c.Command != j.Command() {
+			// Not run yet, or run by another campaign (a changed
+			// definition): search again, replacing the file.
 			c, err = searchCapacity(j, dir)
 		}
 		if err != nil {
@@ -132,6 +134,10 @@ func runJob(out string, j Job, res *Results, mu *sync.Mutex) error {
 		mu.Unlock()
 		return nil
 	}
+	cfg, err := runConfig(j, res, mu)
+	if err != nil {
+		return err
+	}
 	name, err := findRun(dir, j.ID)
 	if err != nil {
 		return err
@@ -139,8 +145,12 @@ func runJob(out string, j Job, res *Results, mu *sync.Mutex) error {
 	var r *harness.Result
 	if name != "" {
 		r, err = loadRun(filepath.Join(dir, name, "run.json"))
-	} else {
-		r, name, err = execute(j, dir, res, mu)
+	}
+	if name == "" || err == nil && r.Replay != cfg.ReplayCommand() {
+		// Not run yet, or run with another configuration (a changed
+		// campaign, or a capacity searched again): run it now, in a
+		// newer folder, which findRun prefers.
+		r, name, err = execute(cfg, j.ID, dir)
 	}
 	if err != nil {
 		return err
@@ -194,24 +204,30 @@ func searchCapacity(j Job, dir string) (*capacity.Result, error) {
 	return c, sweep.WriteFileAtomic(filepath.Join(dir, capacityFile), b)
 }
 
-// execute runs the job and writes its run folder TIMESTAMP-ID into dir
-// with harness.Write (a temporary folder renamed into place).
-func execute(j Job, dir string, res *Results, mu *sync.Mutex) (*harness.Result, string, error) {
+// runConfig is a run job's configuration: its Config, with the rate set
+// to half a capacity for a latency run.
+func runConfig(j Job, res *Results, mu *sync.Mutex) (harness.Config, error) {
 	cfg := j.Config
 	if j.HalfOf != "" {
 		mu.Lock()
 		c := res.Caps[j.HalfOf]
 		mu.Unlock()
 		if c == nil || c.CapacityRPS == nil {
-			return nil, "", fmt.Errorf("no capacity from %s to take half of", j.HalfOf)
+			return cfg, fmt.Errorf("no capacity from %s to take half of", j.HalfOf)
 		}
 		cfg.Rate = *c.CapacityRPS / 2
 	}
+	return cfg, nil
+}
+
+// execute runs cfg and writes its run folder TIMESTAMP-ID into dir with
+// harness.Write (a temporary folder renamed into place).
+func execute(cfg harness.Config, id, dir string) (*harness.Result, string, error) {
 	o, err := harness.Execute(cfg)
 	if err != nil {
 		return nil, "", err
 	}
-	name := time.Now().UTC().Format("20060102T150405.000000") + "-" + j.ID
+	name := time.Now().UTC().Format("20060102T150405.000000") + "-" + id
 	if _, err := harness.Write(dir, name, o); err != nil {
 		return nil, "", err
 	}

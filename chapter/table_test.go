@@ -103,6 +103,8 @@ func TestBuildMarks(t *testing.T) {
 		{"no claim for acking off: unchecked", "Delivery semantics", "storm-noack",
 			func(r *Results) { r.Runs["storm-noack.crash"].Lost = 100 }, Unchecked},
 		{"Storm latency in milliseconds", "Latency", "storm-ack", nil, Agrees},
+		{"Storm latency above another column's", "Latency", "storm-ack",
+			func(r *Results) { r.Runs["ks-alos.latency"].LatencyMS.P50 = 2 }, Disagrees},
 		{"Storm latency of half a second", "Latency", "storm-ack",
 			func(r *Results) { r.Runs["storm-ack.latency"].LatencyMS.P50 = 500 }, Disagrees},
 		{"Spark latency below its batch", "Latency", "spark",

@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 "$bin" chapter --quick --list > "$tmp/commands"
 { echo '```'; cat "$tmp/commands"; echo '```'; } > "$tmp/commands.md"
 "$bin" chapter --quick --out "$out"
-grep -v '^!\[' "$out/chapter.md" | sed -E -e 's/\[([^]]*)\]\((runs|plots)\/[^)]*\)/\1/g' -e 's/\[([^]]*)\]\(#runs\)/\1/g' -e 's/^#/##/' > "$tmp/output.md"
+grep -v -e '^!\[' -e '^## Plots$' "$out/chapter.md" | sed -E -e 's/\[([^]]*)\]\((runs|plots)\/[^)]*\)/\1/g' -e 's/\[([^]]*)\]\(#runs\)/\1/g' -e 's/^#/##/' > "$tmp/output.md"
 # splice FILE between <!-- begin NAME --> and <!-- end NAME --> of docs/chapter.md
 splice() {
 	awk -v name="$1" -v file="$2" '

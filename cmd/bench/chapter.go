@@ -89,7 +89,13 @@ func chapterPlots(out string, jobs []chapter.Job, res *chapter.Results) ([]strin
 		cmp := &capacity.Comparison{Format: capacity.CompareFormat, Command: "bench chapter"}
 		for _, j := range jobs {
 			if c := res.Caps[j.ID]; j.Measure == m && c != nil {
-				cmp.Systems = append(cmp.Systems, c)
+				// Bars are labelled SYSTEM/VARIANT: name the setup,
+				// since two setups share a system and variant
+				// (stormack with and without acking). none keeps its
+				// name, which the ratio labels divide by.
+				cp := *c
+				cp.System, cp.Variant = j.Setup.ID, j.Setup.System
+				cmp.Systems = append(cmp.Systems, &cp)
 			}
 		}
 		if len(cmp.Systems) == 0 {
@@ -119,11 +125,16 @@ func chapterPlots(out string, jobs []chapter.Job, res *chapter.Results) ([]strin
 	return pngs, nil
 }
 
-// pngsOf lists a report's PNGs relative to out.
+// chapterPNGs are the report's plots chapter.md shows (the folders keep
+// the others): capacity bars, and the crash runs' committed output,
+// latency and delivery.
+var chapterPNGs = map[string]bool{"capacity.png": true, "throughput.png": true, "latency.png": true, "delivery.png": true}
+
+// pngsOf lists a report's PNGs that chapter.md shows, relative to out.
 func pngsOf(out string, rep *reports.Report) []string {
 	var pngs []string
 	for _, f := range rep.Files {
-		if filepath.Ext(f) == ".png" {
+		if chapterPNGs[f] {
 			rel, _ := filepath.Rel(out, filepath.Join(rep.Out, f))
 			pngs = append(pngs, rel)
 		}
