@@ -114,6 +114,22 @@ func chapterPlots(out string, jobs []chapter.Job, res *chapter.Results) ([]strin
 		}
 		pngs = append(pngs, pngsOf(out, rep)...)
 	}
+	var series []reports.LatencySeries
+	for _, j := range jobs {
+		if c := res.Caps[j.ID]; j.Measure == chapter.Cap100 && c != nil {
+			series = append(series, reports.LatencySeries{Name: j.Setup.ID, Probes: c.Probes})
+		}
+	}
+	if len(series) > 0 {
+		dir := filepath.Join(out, "plots", "latency-vs-rate")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := reports.WriteLatencyVsRate(dir, "p99 latency against offered rate: the probes of each capacity search, grep 100 B on one node", series); err != nil {
+			return nil, err
+		}
+		pngs = append(pngs, filepath.Join("plots", "latency-vs-rate", reports.LatencyVsRateFile+".png"))
+	}
 	crash := filepath.Join(out, "runs", string(chapter.Crash))
 	if _, err := os.Stat(crash); err == nil {
 		rep, err := reports.Generate(crash, reports.Options{Out: filepath.Join(out, "plots", string(chapter.Crash)), MaxGroups: 1})
