@@ -8,6 +8,7 @@ package chapter
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,6 +182,22 @@ func Jobs(s Shape) ([]Job, error) {
 	return append(caps, runs...), nil
 }
 
+// Shard keeps the jobs of shard i of n (1 <= i <= n): every n-th setup
+// from the i-th, with all its jobs, so that a latency run is in the shard
+// of the search it takes its rate from. Shards' folders are joined by
+// copying their runs/ folders into one and running the campaign there:
+// every job is found finished and reused.
+func Shard(jobs []Job, i, n int) []Job {
+	var out []Job
+	for _, j := range jobs {
+		k := slices.IndexFunc(Setups, func(s Setup) bool { return s.ID == j.Setup.ID })
+		if k%n == i-1 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // Command is the job as a bench command line: the capacity search, or the
 // run (whose --rate is spelled HALF(job) when it comes from a search).
 func (j Job) Command() string {
@@ -201,9 +218,14 @@ func (j Job) Command() string {
 // holds the quick campaign's, checked by a test).
 func Commands(s Shape) ([]string, error) {
 	jobs, err := Jobs(s)
+	return CommandLines(jobs), err
+}
+
+// CommandLines is "ID: command" for each job.
+func CommandLines(jobs []Job) []string {
 	var out []string
 	for _, j := range jobs {
 		out = append(out, fmt.Sprintf("%s: %s", j.ID, j.Command()))
 	}
-	return out, err
+	return out
 }

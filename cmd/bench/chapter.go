@@ -21,17 +21,18 @@ func chapterCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "chapter",
 		Usage: "measure seed 004's comparison table of Storm, Spark Streaming, Flink and Kafka Streams and write chapter.md (docs/chapter.md)",
-		UsageText: "bench chapter [--out DIR] [--quick] [--jobs N] [--hardware NAME]\n\n" +
+		UsageText: "bench chapter [--out DIR] [--quick] [--jobs N] [--hardware NAME] [--shard I/N]\n\n" +
 			"Runs a fixed campaign (capacity on grep 100 B and 1000 B, latency at half capacity, a crash, a partition,\n" +
 			"a slow operator and restores at two state sizes, for every system in its usual configurations), then\n" +
-			"writes DIR/chapter.md and PNGs under DIR/plots. Re-running with the same --out reuses finished runs.",
-		Flags: []cli.Flag{
+			"writes DIR/chapter.md and PNGs under DIR/plots. Re-running with the same --out reuses finished runs; shards are\n" +
+			"joined by copying their runs/ folders into one --out and running bench chapter there (docs/chapter.md).",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: filepath.Join("results", "chapter"), Usage: "campaign folder (resumable)"},
 			&cli.BoolFlag{Name: "quick", Usage: "the quick campaign: short probes, capacity within 10%, one seed (under 5 minutes on 2 cores)"},
 			&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "runs executed in parallel", DefaultText: "all cores"},
 			&cli.StringFlag{Name: "hardware", Value: chapter.Hardware, Usage: "hardware profile of every run (see bench list --hardware)"},
 			&cli.BoolFlag{Name: "list", Usage: "print the campaign's jobs and their commands, run nothing"},
-		},
+		}, shardFlags("setups (each with all its jobs)")...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("bench chapter takes no arguments, got %q", c.Args().First())
@@ -51,12 +52,17 @@ func chapterCommand() *cli.Command {
 			if err != nil {
 				return usageErr("--hardware: %v", err)
 			}
+			sh, out, err := shardFrom(c, c.String("out"))
+			if err != nil {
+				return err
+			}
+			if sh != nil {
+				jobs = chapter.Shard(jobs, sh.I, sh.N)
+			}
 			if c.Bool("list") {
-				lines, _ := chapter.Commands(shape) // the shape was checked by Jobs
-				fmt.Fprintln(c.App.Writer, strings.Join(lines, "\n"))
+				fmt.Fprintln(c.App.Writer, strings.Join(chapter.CommandLines(jobs), "\n"))
 				return nil
 			}
-			out := c.String("out")
 			started := time.Now()
 			res, err := chapter.Run(out, jobs, c.Int("jobs"), c.App.ErrWriter)
 			if err != nil {
