@@ -92,7 +92,7 @@ var rowHow = []string{
 	"duplicates, losses and wrong keys after a worker crash and after a network partition (wordcount at 30 000 records/s, 2 workers)",
 	"recovery time after a worker crash and its phases (detected, worker up, restored, recomputed, catch-up)",
 	"recovery and restore time after a crash with 10 000 (the crash run) vs a large vocabulary of distinct words (state size)",
-	"a slow operator (8x CPU from 30% to 60% of the run): source-lag recovery after it ends, p99 latency, peak bytes queued in channels",
+	"a slow operator (8x CPU from 30% to 60% of the run): source-lag recovery after it ends, p99 latency, peak bytes queued in channels, and for Flink the longest barrier alignment and checkpoint start delay",
 	"capacity (bench capacity, p99 <= 1 s) on grep 100 B and 1000 B on one node of the dstreams-2013 hardware, and the ratio to none's",
 	"",
 }
@@ -230,8 +230,23 @@ func measure(i int, st Setup, r *Results) Entry {
 		if sr == nil {
 			return r.missing(st, id(Slow))
 		}
-		return Entry{Setup: st.Label, Jobs: []string{id(Slow)}, Text: fmt.Sprintf("lag recovery %s after the slow operator; p99 %s; peak %s queued in channels",
+		e := Entry{Setup: st.Label, Jobs: []string{id(Slow)}, Text: fmt.Sprintf("lag recovery %s after the slow operator; p99 %s; peak %s queued in channels",
 			seconds(sr.LagRecoveryTimeS), ms(sr.LatencyMS.P99), bytes(sr.PeakChannelBytes))}
+		align, okA := metricMax(sr, "alignment_ms")
+		delay, okD := metricMax(sr, "checkpoint_start_delay_ms")
+		if okA && okD {
+			e.Text += fmt.Sprintf("; alignment max %s, checkpoint start delay max %s", ms(align), ms(delay))
+		}
+		// "Unaligned checkpoints relieve the alignment stalls": under the
+		// same straggler, the barrier waits less than the aligned setup's
+		// with the same sink.
+		if st.Variant == "unaligned" {
+			peer := r.run(strings.Replace(st.ID, "unaligned", "aligned", 1) + "." + string(Slow))
+			if peerDelay, ok := metricMax(peer, "checkpoint_start_delay_ms"); ok && okD {
+				e.Mark, e.Why = check(delay < peerDelay, fmt.Sprintf("checkpoint start delay max %s, not below the aligned setup's %s", ms(delay), ms(peerDelay)))
+			}
+		}
+		return e
 	case 6: // throughput
 		c100, ok1 := r.capRPS(id(Cap100))
 		c1000, ok2 := r.capRPS(id(Cap1000))
@@ -269,6 +284,21 @@ func lowestElsewhere(r *Results, column string) (string, float64) {
 		}
 	}
 	return best, p50
+}
+
+// metricMax is the "max" of a distribution in run.json's system_metrics
+// (barrier's alignment_ms, checkpoint_start_delay_ms), false when the
+// run or the metric is missing.
+func metricMax(r *harness.Result, key string) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	d, ok := r.SystemMetrics[key].(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	v, ok := d["max"].(float64)
+	return v, ok
 }
 
 func check(ok bool, why string) (Mark, string) {

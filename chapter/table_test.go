@@ -42,6 +42,14 @@ func fake(t *testing.T) *Results {
 			res.LatencyMS = harness.Latency{P50: 300, P99: 600}
 		}
 		res.Config.WorkloadOpts = j.Config.WorkloadOpts
+		if j.Setup.System == "barrier" && j.Measure == Slow {
+			// The straggler delays aligned barriers more than unaligned.
+			delay := 500.0
+			if j.Setup.Variant == "unaligned" {
+				delay = 1
+			}
+			res.SystemMetrics = map[string]any{"alignment_ms": map[string]any{"max": 3.0}, "checkpoint_start_delay_ms": map[string]any{"max": delay}}
+		}
 		if j.Setup.System == "kstreams" {
 			// Restore grows with the state, as a changelog rebuild does.
 			restored := 1.0
@@ -118,6 +126,11 @@ func TestBuildMarks(t *testing.T) {
 		{"changelog restore grows with state", "State management", "ks-eos", nil, Agrees},
 		{"changelog restore flat", "State management", "ks-eos",
 			func(r *Results) { *r.Runs["ks-eos.restore-large"].Recoveries[0].Phases.RestoredS = 1 }, Disagrees},
+		{"unaligned relieves the alignment stall", "Backpressure", "flink-unaligned-2pc", nil, Agrees},
+		{"unaligned waits as long as aligned", "Backpressure", "flink-unaligned-plain",
+			func(r *Results) {
+				r.Runs["flink-unaligned-plain.slow"].SystemMetrics["checkpoint_start_delay_ms"] = map[string]any{"max": 500.0}
+			}, Disagrees},
 		{"a missing run is not measured", "Delivery semantics", "spark",
 			func(r *Results) { delete(r.Runs, "spark.partition"); r.Failed["spark.partition"] = "boom" }, NotMeasured},
 		{"a search with no sustained rate is not measured", "Throughput", "trident",
