@@ -18,6 +18,7 @@ func listCommand() *cli.Command {
 		Usage: "list systems (with variants and claimed guarantees), workloads and fault kinds",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "costs", Usage: "also print the cost model's parameters and defaults"},
+			&cli.BoolFlag{Name: "hardware", Usage: "also print the named hardware profiles (--hardware NAME) and the cost overrides each stands for"},
 		},
 		Action: func(c *cli.Context) error {
 			w := c.App.Writer
@@ -50,6 +51,11 @@ func listCommand() *cli.Command {
 					fmt.Fprintf(w, "cost     %-16s %-10s %s\n", p.Name, p.Value(), doc)
 				}
 				fmt.Fprintf(w, "cost     per operator: --cost OP.NAME=VALUE sets a [per operator] cost for one operator's instances only (--cost count.state-cpu=8us)\n")
+			}
+			if c.Bool("hardware") {
+				for _, h := range engine.HardwareProfiles() {
+					fmt.Fprintf(w, "hardware %-14s %s; %s (CPU x%g): %s\n", h.Name, h.Doc, h.Fit, h.CPUScale, strings.Join(h.Overrides(), " "))
+				}
 			}
 			return nil
 		},

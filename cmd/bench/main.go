@@ -155,6 +155,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			tortureCommand(),
 			compareCommand(),
 			capacityCommand(),
+			chapterCommand(),
 			sweepCommand(),
 			mergeCommand(),
 			reportCommand(),

@@ -43,6 +43,8 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "drain", Value: "10s", Usage: "longest simulated drain after the input ends"},
 		&cli.StringFlag{Name: "bucket", Value: "100ms", Usage: "time-series bucket"},
 		&cli.StringSliceFlag{Name: "cost", Usage: "cost-model override name=value, or operator.name=value for one operator (count.state-cpu=8us), repeatable (see bench list --costs)"},
+		&cli.StringFlag{Name: "hardware", Usage: "named hardware profile: the cost-model values of a published testbed, applied before any --cost (see bench list --hardware)",
+			DefaultText: "today's default cost model"},
 		&cli.StringFlag{Name: "runtime", Value: harness.RuntimeSim, Usage: "sim (deterministic simulator) or live (goroutines, wall clock, real disk; not byte-reproducible)"},
 		&cli.StringFlag{Name: "work", Usage: "live runtime only: how Work is paid: model (calibrated computation, default) or none (the bare implementation)"},
 	}
@@ -166,6 +168,22 @@ func runtimeFlags(c *cli.Context) (runtime, work string, err error) {
 	return runtime, work, nil
 }
 
+// withHardware puts the --hardware profile's overrides before costs (the
+// --cost values), so that a --cost given on the command line wins. No
+// profile leaves costs as they are: runs without --hardware keep their
+// configuration, run keys and replay lines.
+func withHardware(c *cli.Context, costs []string) ([]string, error) {
+	name := c.String("hardware")
+	if name == "" {
+		return costs, nil
+	}
+	h, err := engine.Hardware(name)
+	if err != nil {
+		return nil, usageErr("--hardware: %v", err)
+	}
+	return append(h.Overrides(), costs...), nil
+}
+
 // configFrom reads a harness.Config from the run flags.
 func configFrom(c *cli.Context) (harness.Config, error) {
 	cfg := harness.DefaultConfig()
@@ -179,10 +197,12 @@ func configFrom(c *cli.Context) (harness.Config, error) {
 	}
 	cfg.Workload = c.String("workload")
 	cfg.Faults = c.StringSlice("fault")
-	cfg.CostOverride = c.StringSlice("cost")
+	var err error
+	if cfg.CostOverride, err = withHardware(c, c.StringSlice("cost")); err != nil {
+		return cfg, err
+	}
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
-	var err error
 	if cfg.Runtime, cfg.Work, err = runtimeFlags(c); err != nil {
 		return cfg, err
 	}

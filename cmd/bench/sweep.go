@@ -83,7 +83,9 @@ func manifestFrom(c *cli.Context) (*sweep.Manifest, error) {
 		return nil, usageErr("unknown workload %q (have %s)", cfg.Workload, strings.Join(workloads.Names(), ", "))
 	}
 	cfg.Faults = repeatedValues(c, "fault")
-	cfg.CostOverride = repeatedValues(c, "cost")
+	if cfg.CostOverride, err = withHardware(c, repeatedValues(c, "cost")); err != nil {
+		return nil, err
+	}
 	cfg.Parallelism = c.Int("parallelism")
 	cfg.Workers = c.Int("workers")
 	if c.IsSet("cores") {
