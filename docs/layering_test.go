@@ -37,7 +37,7 @@ var layers = []struct{ name, pkgs string }{
 	{"the set of systems", "systems/all"},
 	{"one run", "harness"},
 	{"grids and searches", "sweep, capacity"},
-	{"campaigns and reports", "torture, reports"},
+	{"campaigns and reports", "torture, reports, view"},
 	{"binaries", "cmd/*"},
 }
 

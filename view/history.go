@@ -1,0 +1,245 @@
+package view
+
+import (
+	"sort"
+	"strconv"
+
+	"ftbench/engine"
+	"ftbench/harness"
+	"ftbench/trace"
+)
+
+// History is the run's table of protocol units, as Flink's web UI shows its
+// checkpoint history: one row per checkpoint (barrier, snapshot), batch
+// (lineage, trident), transaction (kstreams) or ack tree (stormack), with
+// its status, trigger time, duration, size and, per task, the start delay
+// and alignment. Checkpoints, batches and transactions come from
+// events.jsonl, so they cover the whole run; ack trees exist only as
+// messages, so they come from the trace's window.
+type History struct {
+	Unit string `json:"unit"` // "checkpoint", "batch", "transaction", "ack tree"
+	Rows []Unit `json:"rows"`
+	// Capped is the number of rows left out to keep the page small (ack
+	// trees: the first maxTrees of the window are listed).
+	Capped int `json:"capped,omitempty"`
+}
+
+// Unit is one row. Times are ns since the run's start; EndNS is 0 while
+// the unit is open (never completed nor aborted within the run).
+type Unit struct {
+	ID      int64  `json:"id"`
+	Status  string `json:"status"` // "completed", "aborted", "open"
+	StartNS int64  `json:"start_ns"`
+	EndNS   int64  `json:"end_ns,omitempty"`
+	// DurationNS is the system's own figure where it records one (the
+	// coordinator's trigger-to-complete), else EndNS-StartNS.
+	DurationNS int64  `json:"duration_ns,omitempty"`
+	Bytes      int64  `json:"bytes,omitempty"`
+	Note       string `json:"note,omitempty"`
+	Tasks      []Task `json:"tasks,omitempty"`
+}
+
+// Task is one process's part in a unit: when it started its part after the
+// unit's start (Flink's start delay), how long it aligned its inputs and
+// how many records it buffered meanwhile. -1 = not recorded.
+type Task struct {
+	Proc         string `json:"proc"`
+	StartDelayNS int64  `json:"start_delay_ns"`
+	AlignmentNS  int64  `json:"alignment_ns"`
+	Buffered     int64  `json:"buffered"`
+	AckedNS      int64  `json:"acked_ns"`
+}
+
+// unitKinds names the events that make up one system's units.
+type unitKinds struct {
+	unit      string
+	start     []string // open a unit (trigger, cut, first offsets)
+	done      []string // complete it; Value is the duration when durValue
+	aborted   []string
+	durValue  bool
+	taskStart []string // a task's first part in the unit
+	taskAck   []string
+}
+
+var unitsBySystem = map[string]unitKinds{
+	"barrier": {unit: "checkpoint", start: []string{"checkpoint_triggered"}, done: []string{"checkpoint_completed"},
+		aborted: []string{"checkpoint_aborted"}, durValue: true,
+		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"}},
+	"lineage": {unit: "batch", start: []string{"batch_cut"}, done: []string{"batch_committed"}, durValue: true},
+	"trident": {unit: "batch", start: []string{"batch_started"}, done: []string{"batch_committed"}, aborted: []string{"batch_failed"}},
+	"kstreams": {unit: "transaction", start: []string{"ks_txn_offsets"}, done: []string{"ks_txn_committed"},
+		aborted: []string{"ks_txn_aborted"}},
+}
+
+func init() { unitsBySystem["snapshot"] = unitsBySystem["barrier"] }
+
+// maxTrees bounds the ack trees listed (a window holds thousands).
+const maxTrees = 500
+
+func history(r *harness.Result, events []engine.Event, recs []trace.Record) *History {
+	if r.System == "stormack" {
+		return ackTrees(recs)
+	}
+	k, ok := unitsBySystem[r.System]
+	if !ok {
+		return &History{Unit: "unit", Rows: []Unit{}}
+	}
+	return units(k, events)
+}
+
+func has(kinds []string, k string) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// units builds the rows from events in event order; a unit's id is the
+// event's ID (0 for lineage's first batch).
+func units(k unitKinds, events []engine.Event) *History {
+	h := &History{Unit: k.unit, Rows: []Unit{}}
+	row := map[int64]int{}
+	task := map[int64]map[string]int{} // unit id -> proc -> index in its Tasks
+	get := func(id int64, t int64) *Unit {
+		i, ok := row[id]
+		if !ok {
+			i = len(h.Rows)
+			row[id] = i
+			h.Rows = append(h.Rows, Unit{ID: id, Status: "open", StartNS: t})
+		}
+		return &h.Rows[i]
+	}
+	taskOf := func(u *Unit, proc string) *Task {
+		m := task[u.ID]
+		if m == nil {
+			m = map[string]int{}
+			task[u.ID] = m
+		}
+		i, ok := m[proc]
+		if !ok {
+			i = len(u.Tasks)
+			m[proc] = i
+			u.Tasks = append(u.Tasks, Task{Proc: proc, StartDelayNS: -1, AlignmentNS: -1, Buffered: -1, AckedNS: -1})
+		}
+		return &u.Tasks[i]
+	}
+	for _, e := range events {
+		t := int64(e.Time)
+		switch {
+		case has(k.start, e.Kind):
+			if _, seen := row[e.ID]; !seen {
+				get(e.ID, t)
+			}
+		case has(k.done, e.Kind):
+			u := get(e.ID, t)
+			u.Status, u.EndNS = "completed", t
+			u.DurationNS = t - u.StartNS
+			if k.durValue && e.Value > 0 {
+				u.DurationNS = e.Value
+			}
+			if e.Bytes > 0 {
+				u.Bytes = e.Bytes
+			}
+		case has(k.aborted, e.Kind):
+			u := get(e.ID, t)
+			u.Status, u.EndNS, u.DurationNS, u.Note = "aborted", t, t-u.StartNS, e.Note
+		case e.Proc == "":
+		case has(k.taskStart, e.Kind):
+			if i, ok := row[e.ID]; ok {
+				u := &h.Rows[i]
+				if tk := taskOf(u, e.Proc); tk.StartDelayNS < 0 {
+					tk.StartDelayNS = t - u.StartNS
+				}
+			}
+		case e.Kind == "alignment", e.Kind == "alignment_buffered", has(k.taskAck, e.Kind):
+			i, ok := row[e.ID]
+			if !ok {
+				continue
+			}
+			u := &h.Rows[i]
+			tk := taskOf(u, e.Proc)
+			switch e.Kind {
+			case "alignment":
+				tk.AlignmentNS = e.Value
+			case "alignment_buffered":
+				tk.Buffered = e.Value
+			default:
+				tk.AckedNS = t - u.StartNS
+			}
+		}
+	}
+	sort.SliceStable(h.Rows, func(i, j int) bool { return h.Rows[i].StartNS < h.Rows[j].StartNS })
+	return h
+}
+
+// ackTrees groups the trace's control messages by tree id (stormack's acks
+// and its spout's ack/fail replies carry the root id): a tree starts at its
+// first message and ends at its last message's receipt. A tree whose every
+// message in the window was received is "closed"; one with a message lost
+// or still in flight at the window's end is "open". Each message is one
+// Task row (its channel, sent and received after the tree's start).
+func ackTrees(recs []trace.Record) *History {
+	h := &History{Unit: "ack tree", Rows: []Unit{}}
+	row := map[int64]int{}
+	for _, rec := range recs {
+		if rec.Type != trace.TypeMsg || !rec.Ctrl || rec.ID == 0 {
+			continue
+		}
+		i, ok := row[rec.ID]
+		if !ok {
+			if len(h.Rows) >= maxTrees {
+				h.Capped++
+				row[rec.ID] = -1
+				continue
+			}
+			i = len(h.Rows)
+			row[rec.ID] = i
+			h.Rows = append(h.Rows, Unit{ID: rec.ID, Status: "open", StartNS: rec.T})
+		}
+		if i < 0 {
+			continue
+		}
+		u := &h.Rows[i]
+		u.Bytes += rec.Bytes
+		u.Note = plural(len(u.Tasks)+1, "message")
+		u.Tasks = append(u.Tasks, Task{Proc: rec.From + " → " + rec.To, StartDelayNS: rec.T - u.StartNS, AlignmentNS: -1, Buffered: -1, AckedNS: recvAfter(rec, u.StartNS)})
+		if rec.Recv > u.EndNS {
+			u.EndNS = rec.Recv
+			u.DurationNS = rec.Recv - u.StartNS
+		}
+		if rec.Recv == 0 {
+			u.Note += ", one never received"
+		}
+	}
+	for i := range h.Rows {
+		if u := &h.Rows[i]; allReceived(u.Tasks) {
+			u.Status = "closed"
+		}
+	}
+	return h
+}
+
+func allReceived(ts []Task) bool {
+	for _, t := range ts {
+		if t.AckedNS < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func recvAfter(rec trace.Record, start int64) int64 {
+	if rec.Recv == 0 {
+		return -1
+	}
+	return rec.Recv - start
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
