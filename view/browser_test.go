@@ -150,8 +150,9 @@ func screenshot(t *testing.T, ctx context.Context, sel, path string) {
 type want struct {
 	lanes int
 	rows  int // -1: not checked
-	// msgs counts the control messages on known lanes per id, which a click
-	// on that id's row must highlight.
+	// msgs counts per id the messages on known lanes of the kinds that
+	// carry the history's ids, which a click on that id's row must
+	// highlight.
 	msgs map[int64]int
 }
 
@@ -215,8 +216,12 @@ func wantOf(t *testing.T, dir string) want {
 	for _, p := range h.Processes {
 		lane[p.Name] = true
 	}
+	kinds := unitsBySystem[run.System].msgKinds
+	if run.System == "stormack" {
+		kinds = treeMsgs
+	}
 	for _, r := range recs {
-		if r.Type == trace.TypeMsg && r.Ctrl && r.ID != 0 && lane[r.From] && lane[r.To] {
+		if r.Type == trace.TypeMsg && r.ID != 0 && has(kinds, r.Kind) && lane[r.From] && lane[r.To] {
 			w.msgs[r.ID]++
 		}
 	}
@@ -243,6 +248,20 @@ func checkRun(t *testing.T, ctx context.Context, col *collector, dir, name strin
 		t.Errorf("%s: %d charts, want 3 (throughput, lag, latency)", name, n)
 	}
 	screenshot(t, ctx, "#diagram-section", filepath.Join(shots, name+"-diagram.png"))
+
+	// Hover over a protocol message: the tip names its kind and times.
+	tip := eval[[]string](t, ctx, `(() => {
+		const m = document.querySelector('#diagram .msg.ctrl');
+		if (!m) return ['', ''];
+		m.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: 10, clientY: 10}));
+		const tip = document.getElementById('tip');
+		return [m.getAttribute('class'), tip.hidden ? '(hidden)' : tip.textContent];
+	})()`)
+	if tip[0] == "" {
+		t.Errorf("%s: no protocol message drawn in the whole window", name)
+	} else if !strings.Contains(tip[1], "sent ") {
+		t.Errorf("%s: hovering %q shows %q, want the message's kind and times", name, tip[0], tip[1])
+	}
 
 	// Zoom in: the visible window halves and stays inside the old one.
 	before := eval[[]float64](t, ctx, `[+diagram.dataset.fromNs, +diagram.dataset.toNs]`)
@@ -280,7 +299,7 @@ func checkRun(t *testing.T, ctx context.Context, col *collector, dir, name strin
 			t.Fatal(err)
 		}
 		if n := eval[int](t, ctx, `document.querySelectorAll('#diagram .msg.hl').length`); n != w.msgs[id] {
-			t.Errorf("%s: clicking %d highlighted %d messages, want its %d control messages", name, id, n, w.msgs[id])
+			t.Errorf("%s: clicking %d highlighted %d messages, want its %d", name, id, n, w.msgs[id])
 		}
 	}
 	if err := chromedp.Do(ctx, chromedp.Sleep(100*time.Millisecond)); err != nil {
@@ -338,19 +357,20 @@ func TestBrowserRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
-		// needHighlight: the protocol's control messages carry the
-		// history's ids (checkpoint ids on barriers and markers).
+		// needHighlight: the protocol's messages carry the history's
+		// ids (checkpoint ids on barriers and markers, txids on Trident's
+		// batch tuples ...); kstreams' carry none.
 		needHighlight bool
 	}{
 		{"barrier-aligned", []string{"--system", "barrier"}, true},
 		{"barrier-unaligned", []string{"--system", "barrier", "--variant", "unaligned"}, true},
 		{"snapshot-cl", []string{"--system", "snapshot", "--variant", "cl"}, true},
-		{"snapshot-lai-yang", []string{"--system", "snapshot", "--variant", "lai-yang", "--workload", "bank-p2p"}, false},
-		{"snapshot-mattern", []string{"--system", "snapshot", "--variant", "mattern", "--workload", "bank-p2p"}, false},
+		{"snapshot-lai-yang", []string{"--system", "snapshot", "--variant", "lai-yang", "--workload", "bank-p2p"}, true},
+		{"snapshot-mattern", []string{"--system", "snapshot", "--variant", "mattern", "--workload", "bank-p2p"}, true},
 		{"stormack", []string{"--system", "stormack"}, true},
-		{"lineage", []string{"--system", "lineage"}, false},
+		{"lineage", []string{"--system", "lineage"}, true},
 		{"kstreams", []string{"--system", "kstreams"}, false},
-		{"trident", []string{"--system", "trident"}, false},
+		{"trident", []string{"--system", "trident"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"run", "--fault", "crash", "--trace", "--out", runs}, tc.args...)

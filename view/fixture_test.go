@@ -58,9 +58,9 @@ func (f fixture) write(t *testing.T, dir string) (trace.Header, []trace.Record, 
 		for i := 0; i < 2; i++ {
 			for j := 0; j < 2; j++ {
 				from, to := fmt.Sprintf("source/%d", i), fmt.Sprintf("count/%d", j)
-				msg(ts+int64(i)*1e6, ts+int64(i)*1e6+3e6, from, to, "data", 0, false)
+				msg(ts+int64(i)*1e6, ts+int64(i)*1e6+3e6, from, to, "record", 0, false)
 				if in(ts) && ts%(100e6) == 0 {
-					recs = append(recs, trace.Record{Type: trace.TypeCount, T: ts, From: from, To: to, Data: 200})
+					recs = append(recs, trace.Record{Type: trace.TypeCount, T: ts, From: from, To: to, Data: 200, Kind: "record"})
 				}
 			}
 		}
@@ -79,7 +79,7 @@ func (f fixture) write(t *testing.T, dir string) (trace.Header, []trace.Record, 
 			for j := 0; j < 2; j++ {
 				msg(trig+100e3, trig+int64(1+i+j)*1e6, src, fmt.Sprintf("count/%d", j), "barrier", id, true)
 			}
-			msg(trig+5e6, trig+5e6+100e3, src, "coordinator", "ack", id, true)
+			msg(trig+5e6, trig+5e6+100e3, src, "coordinator", "checkpoint_ack", id, true)
 		}
 		for j := 0; j < 2; j++ {
 			cnt := fmt.Sprintf("count/%d", j)
@@ -87,7 +87,7 @@ func (f fixture) write(t *testing.T, dir string) (trace.Header, []trace.Record, 
 			ev(trig+int64(1+j)*1e6, cnt, "alignment_start", id, 0)
 			ev(trig+int64(2+j)*1e6, cnt, "alignment", id, 1e6)
 			ev(trig+int64(2+j)*1e6, cnt, "alignment_buffered", id, 100)
-			msg(trig+8e6, trig+8e6+100e3, cnt, "coordinator", "ack", id, true)
+			msg(trig+8e6, trig+8e6+100e3, cnt, "coordinator", "checkpoint_ack", id, true)
 			ev(trig+9e6, cnt, "snapshot_acked", id, 0)
 		}
 		events = append(events, engine.Event{Time: engine.Time(trig + 10e6), Proc: "coordinator", Kind: "checkpoint_completed", ID: id, Value: 10e6, Bytes: 4096})

@@ -19,6 +19,11 @@ import (
 type History struct {
 	Unit string `json:"unit"` // "checkpoint", "batch", "transaction", "ack tree"
 	Rows []Unit `json:"rows"`
+	// MsgKinds are the message kinds whose id is a unit's id (a barrier's
+	// checkpoint, a batch tuple's txid): selecting a unit highlights its
+	// messages of these kinds. Empty when the system's messages carry other
+	// ids (kstreams' carry sequence numbers and generations).
+	MsgKinds []string `json:"msg_kinds"`
 	// Capped is the number of rows left out to keep the page small (ack
 	// trees: the first maxTrees of the window are listed).
 	Capped int `json:"capped,omitempty"`
@@ -59,19 +64,33 @@ type unitKinds struct {
 	durValue  bool
 	taskStart []string // a task's first part in the unit
 	taskAck   []string
+	msgKinds  []string // History.MsgKinds
 }
+
+// checkpointMsgs are the coordinator's messages about a checkpoint
+// (systems/internal/checkpoint names them for the trace).
+var checkpointMsgs = []string{"trigger", "checkpoint_ack", "checkpoint_complete", "checkpoint_abort", "checkpoint_decline", "alignment_timeout"}
 
 var unitsBySystem = map[string]unitKinds{
 	"barrier": {unit: "checkpoint", start: []string{"checkpoint_triggered"}, done: []string{"checkpoint_completed"},
 		aborted: []string{"checkpoint_aborted"}, durValue: true,
-		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"}},
-	"lineage": {unit: "batch", start: []string{"batch_cut"}, done: []string{"batch_committed"}, durValue: true},
-	"trident": {unit: "batch", start: []string{"batch_started"}, done: []string{"batch_committed"}, aborted: []string{"batch_failed"}},
+		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"},
+		msgKinds: append([]string{"barrier", "unaligned_barrier", "barrier_announcement"}, checkpointMsgs...)},
+	"snapshot": {unit: "checkpoint", start: []string{"checkpoint_triggered"}, done: []string{"checkpoint_completed"},
+		aborted: []string{"checkpoint_aborted"}, durValue: true,
+		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"},
+		msgKinds: append([]string{"marker", "done", "report", "announce", "ack", "force"}, checkpointMsgs...)},
+	// A lineage task launch carries the first batch it computes.
+	"lineage": {unit: "batch", start: []string{"batch_cut"}, done: []string{"batch_committed"}, durValue: true,
+		msgKinds: []string{"launch", "recompute"}},
+	"trident": {unit: "batch", start: []string{"batch_started"}, done: []string{"batch_committed"}, aborted: []string{"batch_failed"},
+		msgKinds: []string{"batch", "commit", "batch_count", "success"}},
 	"kstreams": {unit: "transaction", start: []string{"ks_txn_offsets"}, done: []string{"ks_txn_committed"},
-		aborted: []string{"ks_txn_aborted"}},
+		aborted: []string{"ks_txn_aborted"}, msgKinds: []string{}},
 }
 
-func init() { unitsBySystem["snapshot"] = unitsBySystem["barrier"] }
+// treeMsgs are Storm's ack stream, each message with its tree's root id.
+var treeMsgs = []string{"init", "ack", "tree_done", "fail", "tree_failed"}
 
 // maxTrees bounds the ack trees listed (a window holds thousands).
 const maxTrees = 500
@@ -82,7 +101,7 @@ func history(r *harness.Result, events []engine.Event, recs []trace.Record) *His
 	}
 	k, ok := unitsBySystem[r.System]
 	if !ok {
-		return &History{Unit: "unit", Rows: []Unit{}}
+		return &History{Unit: "unit", Rows: []Unit{}, MsgKinds: []string{}}
 	}
 	return units(k, events)
 }
@@ -99,7 +118,7 @@ func has(kinds []string, k string) bool {
 // units builds the rows from events in event order; a unit's id is the
 // event's ID (0 for lineage's first batch).
 func units(k unitKinds, events []engine.Event) *History {
-	h := &History{Unit: k.unit, Rows: []Unit{}}
+	h := &History{Unit: k.unit, Rows: []Unit{}, MsgKinds: k.msgKinds}
 	row := map[int64]int{}
 	task := map[int64]map[string]int{} // unit id -> proc -> index in its Tasks
 	get := func(id int64, t int64) *Unit {
@@ -174,17 +193,18 @@ func units(k unitKinds, events []engine.Event) *History {
 	return h
 }
 
-// ackTrees groups the trace's control messages by tree id (stormack's acks
-// and its spout's ack/fail replies carry the root id): a tree starts at its
+// ackTrees groups the trace's ack-stream messages by tree id (stormack's
+// init, ack, tree_done, fail and tree_failed carry the root id; the trace
+// samples all but the fails, so a tree shows the messages sampled): a tree starts at its
 // first message and ends at its last message's receipt. A tree whose every
 // message in the window was received is "closed"; one with a message lost
 // or still in flight at the window's end is "open". Each message is one
 // Task row (its channel, sent and received after the tree's start).
 func ackTrees(recs []trace.Record) *History {
-	h := &History{Unit: "ack tree", Rows: []Unit{}}
+	h := &History{Unit: "ack tree", Rows: []Unit{}, MsgKinds: treeMsgs}
 	row := map[int64]int{}
 	for _, rec := range recs {
-		if rec.Type != trace.TypeMsg || !rec.Ctrl || rec.ID == 0 {
+		if rec.Type != trace.TypeMsg || rec.ID == 0 || !has(treeMsgs, rec.Kind) {
 			continue
 		}
 		i, ok := row[rec.ID]

@@ -69,8 +69,9 @@ type Diagram struct {
 	// Msgs are [send t, recv t (0: never received), from lane, to lane,
 	// kind, id, 1 if control else 0].
 	Msgs [][7]int64 `json:"msgs"`
-	// Counts are [bucket t, from lane, to lane, data messages].
-	Counts [][4]int64     `json:"counts"`
+	// Counts are [bucket t, from lane, to lane, messages, kind] of the
+	// sampled kinds (data records, Storm's ack stream).
+	Counts [][5]int64     `json:"counts"`
 	Events []trace.Record `json:"events"`
 	Faults []trace.Record `json:"faults"`
 	// Phases are the recovery steps run.json records after each crash.
@@ -137,7 +138,7 @@ func Load(dir, summary string) (*Page, error) {
 // diagram indexes the trace's lanes and kinds and splits its records.
 func diagram(h trace.Header, recs []trace.Record, r *harness.Result) Diagram {
 	d := Diagram{FromNS: h.FromNS, ToNS: h.ToNS, BucketNS: h.BucketNS, Truncated: h.Truncated,
-		Msgs: [][7]int64{}, Counts: [][4]int64{}, Events: []trace.Record{}, Faults: []trace.Record{}, Phases: []Phase{}}
+		Msgs: [][7]int64{}, Counts: [][5]int64{}, Events: []trace.Record{}, Faults: []trace.Record{}, Phases: []Phase{}}
 	lane := map[string]int{}
 	for _, p := range h.Processes {
 		lane[p.Name] = len(d.Lanes)
@@ -168,7 +169,7 @@ func diagram(h trace.Header, recs []trace.Record, r *harness.Result) Diagram {
 			}
 			d.Msgs = append(d.Msgs, [7]int64{rec.T, rec.Recv, laneOf(rec.From), laneOf(rec.To), kindOf(rec.Kind), rec.ID, ctrl})
 		case trace.TypeCount:
-			d.Counts = append(d.Counts, [4]int64{rec.T, laneOf(rec.From), laneOf(rec.To), rec.Data})
+			d.Counts = append(d.Counts, [5]int64{rec.T, laneOf(rec.From), laneOf(rec.To), rec.Data, kindOf(rec.Kind)})
 		case trace.TypeEvent:
 			d.Events = append(d.Events, rec)
 		case trace.TypeFault:

@@ -12,7 +12,15 @@
 
   // Kind colours: the protocols' control messages get fixed colours so that
   // every system's page reads the same; other kinds take the palette.
-  var fixed = { barrier: "#1f77b4", marker: "#9467bd", ack: "#2ca02c", commit: "#d62728", data: "#aaaaaa" };
+  var fixed = {
+    barrier: "#1f77b4", unaligned_barrier: "#17becf", barrier_announcement: "#aec7e8", marker: "#1f77b4",
+    trigger: "#9467bd", checkpoint_ack: "#2ca02c", ack: "#2ca02c", checkpoint_complete: "#8c564b", commit: "#d62728",
+    checkpoint_abort: "#d62728", record: "#999999", tuple: "#999999", transfer: "#999999",
+  };
+  // Unit kinds: messages whose id is a history row's id.
+  var unitKind = {};
+  D.history.msg_kinds.forEach(function (k) { unitKind[k] = true; });
+  var kindIsUnit = G.kinds.map(function (k) { return !!unitKind[k]; });
   function kindColor(i) {
     var k = G.kinds[i];
     if (fixed[k]) return fixed[k];
@@ -137,13 +145,13 @@
     var agg = {};
     G.counts.forEach(function (c) {
       if (c[1] < 0 || !visible(c[0], c[0] + G.bucket_ns)) return;
-      var key = c[0] + ":" + c[1];
+      var key = c[0] + ":" + c[1] + ":" + c[4];
       agg[key] = (agg[key] || 0) + c[3];
     });
     for (var key in agg) {
       var parts = key.split(":"), t0 = +parts[0], li = +parts[1];
       var r = s("rect", { x: x(t0), y: laneY[li] + 2, width: Math.max(1, x(t0 + G.bucket_ns) - x(t0)), height: 5, opacity: Math.min(1, 0.15 + agg[key] / maxCount) }, strip);
-      r.setAttribute("data-tip", G.lanes[li].name + ": " + agg[key] + " data messages sent in " + FT.ms(G.bucket_ns) + " from " + FT.secs(t0));
+      r.setAttribute("data-tip", G.lanes[li].name + ": " + agg[key] + " " + G.kinds[+parts[2]] + " messages sent in " + FT.ms(G.bucket_ns) + " from " + FT.secs(t0) + " (a sample of them is drawn)");
     }
 
     // Alignment: from alignment_start to alignment (whose value is its duration).
@@ -170,24 +178,23 @@
       m.setAttribute("data-tip", e.kind + (e.id ? " " + e.id : "") + (e.proc ? " on " + e.proc : "") + " at " + FT.secs(e.t) + (e.value ? "\nvalue " + e.value : "") + (e.bytes ? ", " + FT.bytes(e.bytes) : "") + (e.note ? "\n" + e.note : ""));
     });
 
-    // Messages: data first (under), control on top.
+    // Messages: data first (under), control and the units' messages on top.
     var data = s("g", { class: "data-msgs" }, plot), ctrl = s("g", { class: "ctrl-msgs" }, plot);
     G.msgs.forEach(function (m) {
       var t0 = m[0], t1 = m[1] || v1, from = m[2], to = m[3];
       if (from < 0 || to < 0 || !visible(t0, t1)) return;
-      var attrs = { x1: x(t0), y1: laneY[from], x2: x(t1), y2: laneY[to], class: "msg k" + m[4] + (m[6] ? " ctrl" : " data"), stroke: m[6] ? kindColor(m[4]) : "#999" };
-      if (m[6]) {
-        attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
-        attrs["data-id"] = m[5];
-      }
+      var proto = m[6] || kindIsUnit[m[4]];
+      var attrs = { x1: x(t0), y1: laneY[from], x2: x(t1), y2: laneY[to], class: "msg k" + m[4] + (proto ? " ctrl" : " data"), stroke: proto ? kindColor(m[4]) : "#999" };
+      if (proto) attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
+      if (kindIsUnit[m[4]]) attrs["data-id"] = m[5];
       if (!m[1]) attrs.class += " lost";
-      var line = s("line", attrs, m[6] ? ctrl : data);
-      if (m[6] && selected !== null && m[5] === selected) line.classList.add("hl");
+      var line = s("line", attrs, proto ? ctrl : data);
+      if (kindIsUnit[m[4]] && selected !== null && m[5] === selected) line.classList.add("hl");
       line.setAttribute("data-tip", G.kinds[m[4]] + (m[5] ? " id " + m[5] : "") + "\n" + G.lanes[from].name + " → " + G.lanes[to].name +
         "\nsent " + FT.secs(t0) + (m[1] ? ", received " + FT.secs(m[1]) + " (" + FT.ms(m[1] - t0) + ")" : ", never received"));
     });
     var n = svg.querySelectorAll(".msg.hl").length;
-    document.getElementById("selection").textContent = selected === null ? "" : D.history.unit + " " + selected + ": " + n + " control messages highlighted";
+    document.getElementById("selection").textContent = selected === null ? "" : D.history.unit + " " + selected + ": " + n + " of its messages highlighted" + (D.history.msg_kinds.length ? "" : " (this system's messages carry no " + D.history.unit + " id)");
   }
 
   // Legend: the control kinds present, then the marks.
@@ -260,7 +267,7 @@
   svg.addEventListener("click", function (ev) {
     if (drag && drag.moved) return;
     var t = ev.target, id = t.getAttribute("data-unit");
-    if (id === null && t.classList.contains("ctrl")) id = t.getAttribute("data-id");
+    if (id === null) id = t.getAttribute("data-id");
     if (id !== null) select(+id, false);
   });
 
