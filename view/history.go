@@ -3,6 +3,7 @@ package view
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"ftbench/engine"
 	"ftbench/harness"
@@ -65,6 +66,11 @@ type unitKinds struct {
 	taskStart []string // a task's first part in the unit
 	taskAck   []string
 	msgKinds  []string // History.MsgKinds
+	// owner: the events' ID names who runs the units one after another
+	// (kstreams: the stream thread), not the unit; a start opens the
+	// owner's next unit unless one is open, a done or abort closes it, and
+	// rows are numbered in the order they open.
+	owner string
 }
 
 // checkpointMsgs are the coordinator's messages about a checkpoint
@@ -76,7 +82,7 @@ var unitsBySystem = map[string]unitKinds{
 		aborted: []string{"checkpoint_aborted"}, durValue: true,
 		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"},
 		msgKinds: append([]string{"barrier", "unaligned_barrier", "barrier_announcement"}, checkpointMsgs...)},
-	"snapshot": {unit: "checkpoint", start: []string{"checkpoint_triggered"}, done: []string{"checkpoint_completed"},
+	"snapshot": {unit: "checkpoint", start: []string{"checkpoint_triggered"}, done: []string{"checkpoint_completed", "snapshot_completed"},
 		aborted: []string{"checkpoint_aborted"}, durValue: true,
 		taskStart: []string{"checkpoint_start", "snapshot_write"}, taskAck: []string{"snapshot_acked"},
 		msgKinds: append([]string{"marker", "done", "report", "announce", "ack", "force"}, checkpointMsgs...)},
@@ -86,7 +92,7 @@ var unitsBySystem = map[string]unitKinds{
 	"trident": {unit: "batch", start: []string{"batch_started"}, done: []string{"batch_committed"}, aborted: []string{"batch_failed"},
 		msgKinds: []string{"batch", "commit", "batch_count", "success"}},
 	"kstreams": {unit: "transaction", start: []string{"ks_txn_offsets"}, done: []string{"ks_txn_committed"},
-		aborted: []string{"ks_txn_aborted"}, msgKinds: []string{}},
+		aborted: []string{"ks_txn_aborted"}, msgKinds: []string{}, owner: "thread"},
 }
 
 // treeMsgs are Storm's ack stream, each message with its tree's root id.
@@ -103,7 +109,20 @@ func history(r *harness.Result, events []engine.Event, recs []trace.Record) *His
 	if !ok {
 		return &History{Unit: "unit", Rows: []Unit{}, MsgKinds: []string{}}
 	}
-	return units(k, events)
+	h := units(k, events)
+	if r.System == "snapshot" && !hasKind(events, "checkpoint_triggered") {
+		h.Unit = "snapshot" // a global snapshot of bank-p2p's processes, not a dataflow checkpoint
+	}
+	return h
+}
+
+func hasKind(events []engine.Event, kind string) bool {
+	for _, e := range events {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 func has(kinds []string, k string) bool {
@@ -126,9 +145,19 @@ func units(k unitKinds, events []engine.Event) *History {
 		if !ok {
 			i = len(h.Rows)
 			row[id] = i
-			h.Rows = append(h.Rows, Unit{ID: id, Status: "open", StartNS: t})
+			u := Unit{ID: id, Status: "open", StartNS: t}
+			if k.owner != "" {
+				u.ID, u.Note = int64(i+1), k.owner+" "+strconv.FormatInt(id, 10)
+			}
+			h.Rows = append(h.Rows, u)
 		}
 		return &h.Rows[i]
+	}
+	// closed ends an owner's unit: its next start opens a new one.
+	closed := func(id int64) {
+		if k.owner != "" {
+			delete(row, id)
+		}
 	}
 	taskOf := func(u *Unit, proc string) *Task {
 		m := task[u.ID]
@@ -152,7 +181,13 @@ func units(k unitKinds, events []engine.Event) *History {
 				get(e.ID, t)
 			}
 		case has(k.done, e.Kind):
+			_, seen := row[e.ID]
 			u := get(e.ID, t)
+			if !seen && k.durValue && e.Value > 0 {
+				// No start recorded (the peer-to-peer snapshots record only
+				// their completion, with the duration): it began Value ago.
+				u.StartNS = t - e.Value
+			}
 			u.Status, u.EndNS = "completed", t
 			u.DurationNS = t - u.StartNS
 			if k.durValue && e.Value > 0 {
@@ -161,9 +196,14 @@ func units(k unitKinds, events []engine.Event) *History {
 			if e.Bytes > 0 {
 				u.Bytes = e.Bytes
 			}
+			closed(e.ID)
 		case has(k.aborted, e.Kind):
 			u := get(e.ID, t)
-			u.Status, u.EndNS, u.DurationNS, u.Note = "aborted", t, t-u.StartNS, e.Note
+			u.Status, u.EndNS, u.DurationNS = "aborted", t, t-u.StartNS
+			if e.Note != "" {
+				u.Note = strings.TrimPrefix(u.Note+", "+e.Note, ", ")
+			}
+			closed(e.ID)
 		case e.Proc == "":
 		case has(k.taskStart, e.Kind):
 			if i, ok := row[e.ID]; ok {

@@ -151,10 +151,18 @@ func TestHistoryUnits(t *testing.T) {
 			"batch", []Unit{{ID: 0, Status: "completed", StartNS: 1e9, EndNS: 1.3e9, DurationNS: 3e8}, {ID: 1, Status: "open", StartNS: 2e9}}},
 		{"trident", []engine.Event{ev(10, "mbc/0", "batch_started", 1, 0), ev(110, "mbc/0", "batch_committed", 1, 0)},
 			"batch", []Unit{{ID: 1, Status: "completed", StartNS: 10, EndNS: 110, DurationNS: 100}}},
-		{"kstreams", []engine.Event{ev(5, "thread/1.1", "ks_txn_offsets", 3, 0), ev(6, "thread/1.1", "ks_txn_offsets", 3, 0), ev(9, "broker", "ks_txn_aborted", 3, 0)},
-			"transaction", []Unit{{ID: 3, Status: "aborted", StartNS: 5, EndNS: 9, DurationNS: 4}}},
+		// kstreams' ids are threads: thread 3's offsets open its
+		// transaction, the broker's commit or abort closes it, the next
+		// offsets open the next one; thread 4's interleave.
+		{"kstreams", []engine.Event{ev(5, "thread/1.1", "ks_txn_offsets", 3, 0), ev(6, "thread/1.1", "ks_txn_offsets", 3, 0), ev(7, "thread/1.2", "ks_txn_offsets", 4, 0),
+			ev(9, "broker", "ks_txn_aborted", 3, 0), ev(10, "thread/1.1", "ks_txn_offsets", 3, 0), ev(12, "broker", "ks_txn_committed", 4, 4), ev(13, "broker", "ks_txn_committed", 3, 2)},
+			"transaction", []Unit{{ID: 1, Status: "aborted", StartNS: 5, EndNS: 9, DurationNS: 4}, {ID: 2, Status: "completed", StartNS: 7, EndNS: 12, DurationNS: 5},
+				{ID: 3, Status: "completed", StartNS: 10, EndNS: 13, DurationNS: 3}}},
 		{"snapshot", []engine.Event{ev(1, "coordinator", "checkpoint_triggered", 1, 0), ev(3, "p/0", "snapshot_write", 1, 0), ev(9, "coordinator", "checkpoint_completed", 1, 7)},
 			"checkpoint", []Unit{{ID: 1, Status: "completed", StartNS: 1, EndNS: 9, DurationNS: 7, Tasks: []Task{{Proc: "p/0", StartDelayNS: 2, AlignmentNS: -1, Buffered: -1, AckedNS: -1}}}}},
+		// Peer-to-peer snapshots record their completion only, with the duration.
+		{"snapshot", []engine.Event{ev(10, "process/0", "snapshot_completed", 1, 4)},
+			"checkpoint", []Unit{{ID: 1, Status: "completed", StartNS: 6, EndNS: 10, DurationNS: 4}}},
 	} {
 		t.Run(tc.system, func(t *testing.T) {
 			k := unitsBySystem[tc.system]

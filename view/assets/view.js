@@ -184,8 +184,17 @@
       var t0 = m[0], t1 = m[1] || v1, from = m[2], to = m[3];
       if (from < 0 || to < 0 || !visible(t0, t1)) return;
       var proto = m[6] || kindIsUnit[m[4]];
-      var attrs = { x1: x(t0), y1: laneY[from], x2: x(t1), y2: laneY[to], class: "msg k" + m[4] + (proto ? " ctrl" : " data"), stroke: proto ? kindColor(m[4]) : "#999" };
-      if (proto) attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
+      var x2 = x(t1), y2 = laneY[to];
+      if (!m[1]) {
+        // Never received (lost to a crash or a partition): a short stub
+        // toward the receiver ending in a cross, not an arrow to nowhere.
+        x2 = x(t0) + 24;
+        y2 = laneY[from] + (laneY[to] - laneY[from]) * 0.3;
+        var cross = s("path", { d: "M " + (x2 - 3) + " " + (y2 - 3) + " l 6 6 m 0 -6 l -6 6", class: "lost-x" }, ctrl);
+        cross.setAttribute("stroke", proto ? kindColor(m[4]) : "#999");
+      }
+      var attrs = { x1: x(t0), y1: laneY[from], x2: x2, y2: y2, class: "msg k" + m[4] + (proto ? " ctrl" : " data"), stroke: proto ? kindColor(m[4]) : "#999" };
+      if (proto && m[1]) attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
       if (kindIsUnit[m[4]]) attrs["data-id"] = m[5];
       if (!m[1]) attrs.class += " lost";
       var line = s("line", attrs, proto ? ctrl : data);
