@@ -234,12 +234,14 @@ func units(k unitKinds, events []engine.Event) *History {
 }
 
 // ackTrees groups the trace's ack-stream messages by tree id (stormack's
-// init, ack, tree_done, fail and tree_failed carry the root id; the trace
-// samples all but the fails, so a tree shows the messages sampled): a tree starts at its
-// first message and ends at its last message's receipt. A tree whose every
-// message in the window was received is "closed"; one with a message lost
-// or still in flight at the window's end is "open". Each message is one
-// Task row (its channel, sent and received after the tree's start).
+// init, ack, tree_done, fail and tree_failed carry the root id): a tree
+// starts at its first message and ends at its last message's receipt. The
+// trace samples the stream per channel (all but the fails), so most trees
+// show one message or a few: the rows are the maxTrees trees with the most
+// messages in the window (ties in time order), each message one Task row
+// (its channel, sent and received after the tree's start). A tree whose
+// every traced message was received is "closed"; one with a message lost
+// or still in flight at the window's end is "open".
 func ackTrees(recs []trace.Record) *History {
 	h := &History{Unit: "ack tree", Rows: []Unit{}, MsgKinds: treeMsgs}
 	row := map[int64]int{}
@@ -249,35 +251,31 @@ func ackTrees(recs []trace.Record) *History {
 		}
 		i, ok := row[rec.ID]
 		if !ok {
-			if len(h.Rows) >= maxTrees {
-				h.Capped++
-				row[rec.ID] = -1
-				continue
-			}
 			i = len(h.Rows)
 			row[rec.ID] = i
 			h.Rows = append(h.Rows, Unit{ID: rec.ID, Status: "open", StartNS: rec.T})
 		}
-		if i < 0 {
-			continue
-		}
 		u := &h.Rows[i]
 		u.Bytes += rec.Bytes
-		u.Note = plural(len(u.Tasks)+1, "message")
-		u.Tasks = append(u.Tasks, Task{Proc: rec.From + " → " + rec.To, StartDelayNS: rec.T - u.StartNS, AlignmentNS: -1, Buffered: -1, AckedNS: recvAfter(rec, u.StartNS)})
+		u.Tasks = append(u.Tasks, Task{Proc: rec.Kind + " " + rec.From + " → " + rec.To, StartDelayNS: rec.T - u.StartNS, AlignmentNS: -1, Buffered: -1, AckedNS: recvAfter(rec, u.StartNS)})
 		if rec.Recv > u.EndNS {
 			u.EndNS = rec.Recv
 			u.DurationNS = rec.Recv - u.StartNS
 		}
-		if rec.Recv == 0 {
-			u.Note += ", one never received"
-		}
 	}
 	for i := range h.Rows {
-		if u := &h.Rows[i]; allReceived(u.Tasks) {
+		u := &h.Rows[i]
+		u.Note = plural(len(u.Tasks), "message") + " traced"
+		if allReceived(u.Tasks) {
 			u.Status = "closed"
 		}
 	}
+	sort.SliceStable(h.Rows, func(i, j int) bool { return len(h.Rows[i].Tasks) > len(h.Rows[j].Tasks) })
+	if len(h.Rows) > maxTrees {
+		h.Capped = len(h.Rows) - maxTrees
+		h.Rows = h.Rows[:maxTrees]
+	}
+	sort.SliceStable(h.Rows, func(i, j int) bool { return h.Rows[i].StartNS < h.Rows[j].StartNS })
 	return h
 }
 

@@ -191,7 +191,7 @@ func TestAckTrees(t *testing.T) {
 	msg := func(ts, recv int64, id int64) trace.Record {
 		return trace.Record{Type: trace.TypeMsg, T: ts, Recv: recv, From: "bolt/0", To: "acker/0", Kind: "ack", ID: id, Ctrl: true, Bytes: 24}
 	}
-	h := ackTrees([]trace.Record{msg(1, 3, 7), msg(2, 0, 8), msg(4, 9, 7), {Type: trace.TypeMsg, T: 5, Recv: 6, Kind: "data"}})
+	h := ackTrees([]trace.Record{msg(1, 3, 7), msg(2, 0, 8), msg(4, 9, 7), {Type: trace.TypeMsg, T: 5, Recv: 6, Kind: "tuple"}})
 	if len(h.Rows) != 2 {
 		t.Fatalf("%d trees, want 2", len(h.Rows))
 	}

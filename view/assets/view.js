@@ -16,6 +16,8 @@
     barrier: "#1f77b4", unaligned_barrier: "#17becf", barrier_announcement: "#aec7e8", marker: "#1f77b4",
     trigger: "#9467bd", checkpoint_ack: "#2ca02c", ack: "#2ca02c", checkpoint_complete: "#8c564b", commit: "#d62728",
     checkpoint_abort: "#d62728", record: "#999999", tuple: "#999999", transfer: "#999999",
+    init: "#e377c2", tree_done: "#1f77b4", fail: "#d62728", tree_failed: "#d62728", batch: "#ff7f0e", batch_count: "#bcbd22",
+    launch: "#ff7f0e", recompute: "#d62728", task_result: "#8c564b", fetch: "#17becf", blocks: "#1f77b4",
   };
   // Unit kinds: messages whose id is a history row's id.
   var unitKind = {};
@@ -288,7 +290,7 @@
     checkpoint: "One row per checkpoint the run triggered (from events.jsonl, the whole run), as Flink's checkpoint history shows them: trigger time, end-to-end duration, checkpointed size and, per task, the start delay (trigger to the task's first barrier) and the alignment. Click a row for its tasks; it highlights the checkpoint's messages in the diagram and zooms to it.",
     batch: "One row per batch of the run (from events.jsonl): cut or start, commit, duration. Click a row to highlight the batch's messages in the diagram and zoom to it.",
     transaction: "One row per transaction of the run (from events.jsonl): first offsets sent, commit or abort at the broker, duration.",
-    "ack tree": "One row per ack tree with control messages in the trace window: first and last message, messages and bytes. Each message is one row of the tree's details.",
+    "ack tree": "Ack trees with messages in the trace window: first message sent, last one received, messages and bytes. The trace samples Storm's ack stream (an init, an ack per tuple and a done per tree), so a tree shows the messages sampled; the trees with the most are listed. Click a row for its messages.",
   };
   document.getElementById("history-help").textContent = (help[H.unit] || "") + (H.capped ? " " + H.capped + " more trees in the window are not listed." : "");
   var table = document.getElementById("history");
