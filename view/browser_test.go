@@ -239,8 +239,14 @@ func wantOf(t *testing.T, dir string) want {
 // screenshots. It returns the id it clicked (0: none had messages).
 func checkRun(t *testing.T, ctx context.Context, col *collector, dir, name string, w want, needHighlight bool) {
 	t.Helper()
-	page := "file://" + filepath.Join(dir, PageFile)
-	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#charts"))); err != nil {
+	checkPage(t, ctx, col, "file://"+filepath.Join(dir, PageFile), name, w, needHighlight)
+}
+
+// checkPage is checkRun on a page address, which may carry a fragment
+// (#window=FROM-TO&select=ID) choosing the first screenshot's moment.
+func checkPage(t *testing.T, ctx context.Context, col *collector, page, name string, w want, needHighlight bool) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#charts"))); err != nil {
 		t.Fatalf("%s: %v", page, err)
 	}
 	shots := shotDir(t)
@@ -308,6 +314,7 @@ func checkRun(t *testing.T, ctx context.Context, col *collector, dir, name strin
 	} else {
 		eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('#history tr.unit[data-id="%d"]').click(), true`, id))
 		screenshot(t, ctx, "#diagram-figure", filepath.Join(shots, name+"-selected.png"))
+		screenshot(t, ctx, "#history-section", filepath.Join(shots, name+"-history.png"))
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#zoom-reset"))); err != nil {
 			t.Fatal(err)
 		}
@@ -427,7 +434,7 @@ func TestBrowserRuns(t *testing.T) {
 	col.check(t, "report/index.html")
 }
 
-// Pages of runs made by hand: FTBENCH_VIEW_DIRS="DIR1 DIR2 ..." checks each
+// Pages of runs made by hand: FTBENCH_VIEW_DIRS="DIR1 DIR2#window=9-9.6 ..." checks each
 // traced run folder's run.html (written by bench view) like the runs
 // above; the docs' screenshots come from here.
 func TestBrowserDirs(t *testing.T) {
@@ -436,8 +443,15 @@ func TestBrowserDirs(t *testing.T) {
 		t.Skip("FTBENCH_VIEW_DIRS not set")
 	}
 	ctx, col := browser(t)
-	for _, dir := range dirs {
-		name := filepath.Base(dir)
-		checkRun(t, ctx, col, dir, name, wantOf(t, dir), false)
+	for i, entry := range dirs {
+		// DIR or DIR#window=FROM-TO&select=ID: the first screenshot shows
+		// that moment.
+		dir, frag, _ := strings.Cut(entry, "#")
+		name := fmt.Sprintf("%s-%d", filepath.Base(dir), i)
+		page := "file://" + filepath.Join(dir, PageFile)
+		if frag != "" {
+			page += "#" + frag
+		}
+		checkPage(t, ctx, col, page, name, wantOf(t, dir), false)
 	}
 }

@@ -344,7 +344,16 @@
     render();
   }
 
-  render();
+  // A link can open a moment: run.html#window=9.0-9.6&select=7 (seconds;
+  // the unit whose messages to highlight).
+  var hw = /window=([0-9.]+)-([0-9.]+)/.exec(location.hash), hs = /select=(-?[0-9]+)/.exec(location.hash);
+  if (hw && +hw[2] > +hw[1]) {
+    v0 = +hw[1] * 1e9;
+    v1 = +hw[2] * 1e9;
+    clampView();
+  }
+  if (hs) select(+hs[1], !hw); // without a window, zoom to the unit
+  else render();
 
   // Charts: the same series as timeseries.csv, fault windows shaded.
   var S = D.series, charts = document.getElementById("charts");
