@@ -53,7 +53,7 @@
     });
     var x = Object.keys(xs).map(function (k) { return xs[k]; }).sort(function (a, b) { return a - b; });
     t.header.forEach(function (col, ci) {
-      if (ci === ti || ci === si) return;
+      if (ci === ti || ci === si || col.indexOf("window_") === 0) return; // the steady window: a table figure, not a curve
       var ys = [], seen = {};
       names.forEach(function (n) {
         var vals = x.map(function (v) {

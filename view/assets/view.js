@@ -81,8 +81,39 @@
     return (t / 1e9).toFixed(d) + " s";
   }
 
-  var maxCount = 1;
-  G.counts.forEach(function (c) { if (c[3] > maxCount) maxCount = c[3]; });
+  var sampledKinds = {};
+  G.counts.forEach(function (c) { sampledKinds[G.kinds[c[4]]] = 1; });
+  sampledKinds = Object.keys(sampledKinds).join(", ");
+
+  var MAX_DRAWN = 4000;
+
+  // drawMsg draws message i: an arrow from its send to its receipt.
+  function drawMsg(i, data, ctrl) {
+    var m = G.msgs[i], t0 = m[0], t1 = m[1] || v1, from = m[2], to = m[3];
+    var proto = m[6] || kindIsUnit[m[4]];
+    var x2 = x(t1), y2 = laneY[to];
+    if (!m[1]) {
+      // Never received (lost to a crash or a partition): a short stub
+      // toward the receiver ending in a cross, not an arrow to nowhere.
+      x2 = x(t0) + 24;
+      y2 = laneY[from] + (laneY[to] - laneY[from]) * 0.3;
+      var cross = s("path", { d: "M " + (x2 - 3) + " " + (y2 - 3) + " l 6 6 m 0 -6 l -6 6", class: "lost-x" }, ctrl);
+      cross.setAttribute("stroke", proto ? kindColor(m[4]) : "#999");
+    }
+    var attrs = { x1: x(t0), y1: laneY[from], x2: x2, y2: y2, class: "msg k" + m[4] + (proto ? " ctrl" : " data"), stroke: proto ? kindColor(m[4]) : "#999", "data-m": i };
+    if (proto && m[1]) attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
+    if (kindIsUnit[m[4]]) attrs["data-id"] = m[5];
+    if (!m[1]) attrs.class += " lost";
+    var line = s("line", attrs, proto ? ctrl : data);
+    if (kindIsUnit[m[4]] && selected !== null && m[5] === selected) line.classList.add("hl");
+  }
+
+  // msgTip is the hover text of message i, made when hovered.
+  function msgTip(i) {
+    var m = G.msgs[i];
+    return G.kinds[m[4]] + (m[5] ? " id " + m[5] : "") + (m[6] ? " (control)" : "") + "\n" + G.lanes[m[2]].name + " → " + G.lanes[m[3]].name +
+      "\nsent " + FT.secs(m[0]) + (m[1] ? ", received " + FT.secs(m[1]) + " (" + FT.ms(m[1] - m[0]) + ")" : ", never received");
+  }
 
   function render() {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
@@ -142,18 +173,21 @@
       tx.textContent = p.label;
     });
 
-    // Data sent per bucket, as a grey strip under the sender's lane.
+    // Messages of the sampled kinds sent per bucket, as a grey strip under
+    // the sender's lane; buckets narrower than 3 px are merged.
     var strip = s("g", { class: "counts" }, plot);
-    var agg = {};
+    var bin = Math.max(1, Math.ceil(((v1 - v0) / plotW) * 3 / G.bucket_ns)) * G.bucket_ns;
+    var agg = {}, aggMax = 1;
     G.counts.forEach(function (c) {
       if (c[1] < 0 || !visible(c[0], c[0] + G.bucket_ns)) return;
-      var key = c[0] + ":" + c[1] + ":" + c[4];
+      var key = (c[0] - G.from_ns - ((c[0] - G.from_ns) % bin)) + ":" + c[1];
       agg[key] = (agg[key] || 0) + c[3];
+      if (agg[key] > aggMax) aggMax = agg[key];
     });
     for (var key in agg) {
-      var parts = key.split(":"), t0 = +parts[0], li = +parts[1];
-      var r = s("rect", { x: x(t0), y: laneY[li] + 2, width: Math.max(1, x(t0 + G.bucket_ns) - x(t0)), height: 5, opacity: Math.min(1, 0.15 + agg[key] / maxCount) }, strip);
-      r.setAttribute("data-tip", G.lanes[li].name + ": " + agg[key] + " " + G.kinds[+parts[2]] + " messages sent in " + FT.ms(G.bucket_ns) + " from " + FT.secs(t0) + " (a sample of them is drawn)");
+      var parts = key.split(":"), t0 = G.from_ns + +parts[0], li = +parts[1];
+      var r = s("rect", { x: x(t0), y: laneY[li] + 2, width: Math.max(1, x(t0 + bin) - x(t0)), height: 5, opacity: Math.min(1, 0.15 + agg[key] / aggMax) }, strip);
+      r.setAttribute("data-tip", G.lanes[li].name + ": " + agg[key] + " messages of the sampled kinds (" + sampledKinds + ") sent in " + FT.ms(bin) + " from " + FT.secs(t0) + "; a sample of them is drawn");
     }
 
     // Alignment: from alignment_start to alignment (whose value is its duration).
@@ -181,29 +215,27 @@
     });
 
     // Messages: data first (under), control and the units' messages on top.
+    // A busy window draws an even sample of at most MAX_DRAWN of each
+    // (the highlighted ones always), so that zooming stays quick; the
+    // label says how many are drawn.
     var data = s("g", { class: "data-msgs" }, plot), ctrl = s("g", { class: "ctrl-msgs" }, plot);
-    G.msgs.forEach(function (m) {
-      var t0 = m[0], t1 = m[1] || v1, from = m[2], to = m[3];
-      if (from < 0 || to < 0 || !visible(t0, t1)) return;
-      var proto = m[6] || kindIsUnit[m[4]];
-      var x2 = x(t1), y2 = laneY[to];
-      if (!m[1]) {
-        // Never received (lost to a crash or a partition): a short stub
-        // toward the receiver ending in a cross, not an arrow to nowhere.
-        x2 = x(t0) + 24;
-        y2 = laneY[from] + (laneY[to] - laneY[from]) * 0.3;
-        var cross = s("path", { d: "M " + (x2 - 3) + " " + (y2 - 3) + " l 6 6 m 0 -6 l -6 6", class: "lost-x" }, ctrl);
-        cross.setAttribute("stroke", proto ? kindColor(m[4]) : "#999");
-      }
-      var attrs = { x1: x(t0), y1: laneY[from], x2: x2, y2: y2, class: "msg k" + m[4] + (proto ? " ctrl" : " data"), stroke: proto ? kindColor(m[4]) : "#999" };
-      if (proto && m[1]) attrs["marker-end"] = "url(#arrow-" + m[4] + ")";
-      if (kindIsUnit[m[4]]) attrs["data-id"] = m[5];
-      if (!m[1]) attrs.class += " lost";
-      var line = s("line", attrs, proto ? ctrl : data);
-      if (kindIsUnit[m[4]] && selected !== null && m[5] === selected) line.classList.add("hl");
-      line.setAttribute("data-tip", G.kinds[m[4]] + (m[5] ? " id " + m[5] : "") + "\n" + G.lanes[from].name + " → " + G.lanes[to].name +
-        "\nsent " + FT.secs(t0) + (m[1] ? ", received " + FT.secs(m[1]) + " (" + FT.ms(m[1] - t0) + ")" : ", never received"));
+    var vis = { proto: [], data: [] }, always = [];
+    G.msgs.forEach(function (m, i) {
+      var t1 = m[1] || v1;
+      if (m[2] < 0 || m[3] < 0 || !visible(m[0], t1)) return;
+      if (kindIsUnit[m[4]] && selected !== null && m[5] === selected) always.push(i);
+      else (m[6] || kindIsUnit[m[4]] ? vis.proto : vis.data).push(i);
     });
+    var total = vis.proto.length + vis.data.length + always.length, drawn = always.length;
+    ["data", "proto"].forEach(function (k) {
+      var list = vis[k], stride = Math.max(1, Math.ceil(list.length / MAX_DRAWN));
+      for (var j = 0; j < list.length; j += stride) {
+        drawMsg(list[j], data, ctrl);
+        drawn++;
+      }
+    });
+    always.forEach(function (i) { drawMsg(i, data, ctrl); });
+    document.getElementById("drawn").textContent = drawn < total ? drawn + " of the " + total + " traced messages in this window drawn: zoom in for all" : "";
     var n = svg.querySelectorAll(".msg.hl").length;
     document.getElementById("selection").textContent = selected === null ? "" : D.history.unit + " " + selected + ": " + n + " of its messages highlighted" + (D.history.msg_kinds.length ? "" : " (this system's messages carry no " + D.history.unit + " id)");
   }
@@ -267,7 +299,9 @@
       render();
       return;
     }
-    var tip = document.getElementById("tip"), text = ev.target.getAttribute && ev.target.getAttribute("data-tip");
+    var tip = document.getElementById("tip"), t = ev.target, text = null;
+    if (t.getAttribute && t.hasAttribute("data-m")) text = msgTip(+t.getAttribute("data-m"));
+    else if (t.getAttribute) text = t.getAttribute("data-tip");
     if (!text) { tip.hidden = true; return; }
     tip.textContent = text;
     tip.hidden = false;
