@@ -54,7 +54,7 @@ func WriteIndex(out, title string, runs []IndexRun, csvFiles []string) (string, 
 	if runs == nil {
 		runs = []IndexRun{}
 	}
-	b, err := render("index.html.tmpl", "index.js", title, map[string]any{"title": title, "runs": runs, "tables": tables})
+	b, err := render("index.html.tmpl", indexJS, title, map[string]any{"title": title, "runs": runs, "tables": tables})
 	if err != nil {
 		return "", err
 	}

@@ -35,19 +35,25 @@ const (
 // without --trace.
 var ErrNotTraced = errors.New("no " + TraceFile + " (run with bench run --trace)")
 
-//go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/view.js assets/view.css assets/common.js assets/index.js assets/run.html.tmpl assets/index.html.tmpl
-var assets embed.FS
+// The inlined assets (assets/README.md says where uPlot comes from).
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/view.css
+	viewCSS string
+	//go:embed assets/common.js
+	commonJS string
+	//go:embed assets/view.js
+	viewJS string
+	//go:embed assets/index.js
+	indexJS string
+	//go:embed assets/*.tmpl
+	pageTemplates embed.FS
+)
 
-func asset(name string) string {
-	b, err := assets.ReadFile("assets/" + name)
-	if err != nil {
-		// The names are the embed list above; a missing one is a build bug.
-		panic(err)
-	}
-	return string(b)
-}
-
-var templates = template.Must(template.New("").ParseFS(assets, "assets/*.tmpl"))
+var templates = template.Must(template.New("").ParseFS(pageTemplates, "assets/*.tmpl"))
 
 // Lane is one process of the diagram: a row, grouped by worker.
 type Lane struct {
@@ -229,7 +235,7 @@ func series(run *sweep.StoredRun) Series {
 
 // Render writes p as one HTML document.
 func Render(p *Page) ([]byte, error) {
-	return render("run.html.tmpl", "view.js", p.Title, p)
+	return render("run.html.tmpl", viewJS, p.Title, p)
 }
 
 // render executes a page template with the shared assets inlined, the
@@ -243,11 +249,11 @@ func render(tmpl, js, title string, data any) ([]byte, error) {
 	var buf bytes.Buffer
 	err = templates.ExecuteTemplate(&buf, tmpl, map[string]any{
 		"Title":    title,
-		"UPlotCSS": template.CSS(asset("uPlot.min.css")),
-		"CSS":      template.CSS(asset("view.css")),
-		"UPlotJS":  template.JS(asset("uPlot.iife.min.js")),
-		"CommonJS": template.JS(asset("common.js")),
-		"JS":       template.JS(asset(js)),
+		"UPlotCSS": template.CSS(uplotCSS),
+		"CSS":      template.CSS(viewCSS),
+		"UPlotJS":  template.JS(uplotJS),
+		"CommonJS": template.JS(commonJS),
+		"JS":       template.JS(js),
 		"Data":     template.JS(b),
 	})
 	return buf.Bytes(), err
