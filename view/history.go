@@ -39,10 +39,13 @@ type Unit struct {
 	EndNS   int64  `json:"end_ns,omitempty"`
 	// DurationNS is the system's own figure where it records one (the
 	// coordinator's trigger-to-complete), else EndNS-StartNS.
-	DurationNS int64  `json:"duration_ns,omitempty"`
-	Bytes      int64  `json:"bytes,omitempty"`
-	Note       string `json:"note,omitempty"`
-	Tasks      []Task `json:"tasks,omitempty"`
+	DurationNS int64 `json:"duration_ns,omitempty"`
+	Bytes      int64 `json:"bytes,omitempty"`
+	// InFlightBytes is the channel state the checkpoint persisted (an
+	// unaligned checkpoint's in-flight records; checkpoint_channel_state).
+	InFlightBytes int64  `json:"in_flight_bytes,omitempty"`
+	Note          string `json:"note,omitempty"`
+	Tasks         []Task `json:"tasks,omitempty"`
 }
 
 // Task is one process's part in a unit: when it started its part after the
@@ -54,6 +57,9 @@ type Task struct {
 	AlignmentNS  int64  `json:"alignment_ns"`
 	Buffered     int64  `json:"buffered"`
 	AckedNS      int64  `json:"acked_ns"`
+	// Bytes is the snapshot the task wrote (state, and channel state when
+	// unaligned); 0 = not recorded.
+	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // unitKinds names the events that make up one system's units.
@@ -204,12 +210,20 @@ func units(k unitKinds, events []engine.Event) *History {
 				u.Note = strings.TrimPrefix(u.Note+", "+e.Note, ", ")
 			}
 			closed(e.ID)
+		case e.Kind == "checkpoint_channel_state":
+			if i, ok := row[e.ID]; ok {
+				h.Rows[i].InFlightBytes = e.Bytes
+			}
 		case e.Proc == "":
 		case has(k.taskStart, e.Kind):
 			if i, ok := row[e.ID]; ok {
 				u := &h.Rows[i]
-				if tk := taskOf(u, e.Proc); tk.StartDelayNS < 0 {
+				tk := taskOf(u, e.Proc)
+				if tk.StartDelayNS < 0 {
 					tk.StartDelayNS = t - u.StartNS
+				}
+				if e.Kind == "snapshot_write" {
+					tk.Bytes += e.Bytes
 				}
 			}
 		case e.Kind == "alignment", e.Kind == "alignment_buffered", has(k.taskAck, e.Kind):

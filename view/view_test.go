@@ -137,6 +137,11 @@ func TestAssetsBudget(t *testing.T) {
 	t.Logf("embedded assets: %d bytes", total)
 }
 
+func withBytes(e engine.Event, b int64) engine.Event {
+	e.Bytes = b
+	return e
+}
+
 // Each system's units: which events open, close and abort them.
 func TestHistoryUnits(t *testing.T) {
 	ev := func(ts int64, proc, kind string, id, value int64) engine.Event {
@@ -146,7 +151,7 @@ func TestHistoryUnits(t *testing.T) {
 		system string
 		events []engine.Event
 		unit   string
-		want   []Unit // ID, Status, StartNS, EndNS, DurationNS
+		want   []Unit // ID, Status, StartNS, EndNS, DurationNS, Bytes, InFlightBytes, Tasks
 	}{
 		{"lineage", []engine.Event{ev(1e9, "driver", "batch_cut", 0, 100), ev(1.3e9, "driver", "batch_committed", 0, 3e8), ev(2e9, "driver", "batch_cut", 1, 100)},
 			"batch", []Unit{{ID: 0, Status: "completed", StartNS: 1e9, EndNS: 1.3e9, DurationNS: 3e8}, {ID: 1, Status: "open", StartNS: 2e9}}},
@@ -159,8 +164,12 @@ func TestHistoryUnits(t *testing.T) {
 			ev(9, "broker", "ks_txn_aborted", 3, 0), ev(10, "thread/1.1", "ks_txn_offsets", 3, 0), ev(12, "broker", "ks_txn_committed", 4, 4), ev(13, "broker", "ks_txn_committed", 3, 2)},
 			"transaction", []Unit{{ID: 1, Status: "aborted", StartNS: 5, EndNS: 9, DurationNS: 4}, {ID: 2, Status: "completed", StartNS: 7, EndNS: 12, DurationNS: 5},
 				{ID: 3, Status: "completed", StartNS: 10, EndNS: 13, DurationNS: 3}}},
-		{"snapshot", []engine.Event{ev(1, "coordinator", "checkpoint_triggered", 1, 0), ev(3, "p/0", "snapshot_write", 1, 0), ev(9, "coordinator", "checkpoint_completed", 1, 7)},
-			"checkpoint", []Unit{{ID: 1, Status: "completed", StartNS: 1, EndNS: 9, DurationNS: 7, Tasks: []Task{{Proc: "p/0", StartDelayNS: 2, AlignmentNS: -1, Buffered: -1, AckedNS: -1}}}}},
+		{"snapshot", []engine.Event{ev(1, "coordinator", "checkpoint_triggered", 1, 0), withBytes(ev(3, "p/0", "snapshot_write", 1, 0), 40), ev(9, "coordinator", "checkpoint_completed", 1, 7)},
+			"checkpoint", []Unit{{ID: 1, Status: "completed", StartNS: 1, EndNS: 9, DurationNS: 7, Tasks: []Task{{Proc: "p/0", StartDelayNS: 2, AlignmentNS: -1, Buffered: -1, AckedNS: -1, Bytes: 40}}}}},
+		// An unaligned checkpoint persists in-flight records as channel state.
+		{"barrier", []engine.Event{ev(1, "coordinator", "checkpoint_triggered", 2, 0), withBytes(ev(9, "coordinator", "checkpoint_completed", 2, 8), 500),
+			withBytes(ev(9, "coordinator", "checkpoint_channel_state", 2, 0), 120)},
+			"checkpoint", []Unit{{ID: 2, Status: "completed", StartNS: 1, EndNS: 9, DurationNS: 8, Bytes: 500, InFlightBytes: 120}}},
 		// Peer-to-peer snapshots record their completion only, with the duration.
 		{"snapshot", []engine.Event{ev(10, "process/0", "snapshot_completed", 1, 4)},
 			"checkpoint", []Unit{{ID: 1, Status: "completed", StartNS: 6, EndNS: 10, DurationNS: 4}}},
@@ -173,7 +182,8 @@ func TestHistoryUnits(t *testing.T) {
 			}
 			for i, u := range h.Rows {
 				w := tc.want[i]
-				if u.ID != w.ID || u.Status != w.Status || u.StartNS != w.StartNS || u.EndNS != w.EndNS || u.DurationNS != w.DurationNS || len(u.Tasks) != len(w.Tasks) {
+				if u.ID != w.ID || u.Status != w.Status || u.StartNS != w.StartNS || u.EndNS != w.EndNS || u.DurationNS != w.DurationNS ||
+					u.Bytes != w.Bytes || u.InFlightBytes != w.InFlightBytes || len(u.Tasks) != len(w.Tasks) {
 					t.Errorf("row %d: %+v, want %+v", i, u, w)
 				}
 				for j := range w.Tasks {

@@ -329,7 +329,7 @@
   document.getElementById("history-help").textContent = (help[H.unit] || "") + (H.capped ? " " + H.capped + " more trees in the window are not listed." : "");
   var table = document.getElementById("history");
   var head = el("tr");
-  ["id", "status", "trigger", "end", "duration", "size", "tasks", "start delay max", "alignment max", "buffered"].forEach(function (c) { head.appendChild(el("th", {}, c)); });
+  ["id", "status", "trigger", "end", "duration", "size", "in-flight data", "tasks", "start delay max", "alignment max", "buffered"].forEach(function (c) { head.appendChild(el("th", {}, c)); });
   table.appendChild(el("thead")).appendChild(head);
   var tbody = table.appendChild(el("tbody"));
   function maxOf(tasks, f) {
@@ -342,7 +342,7 @@
     var buffered = 0;
     (u.tasks || []).forEach(function (t) { if (t.buffered > 0) buffered += t.buffered; });
     [u.id, u.status + (u.note ? " (" + u.note + ")" : ""), FT.secs(u.start_ns), u.end_ns ? FT.secs(u.end_ns) : "", u.duration_ns ? FT.ms(u.duration_ns) : "",
-      FT.bytes(u.bytes), (u.tasks || []).length || "", maxOf(u.tasks, "start_delay_ns") >= 0 ? FT.ms(maxOf(u.tasks, "start_delay_ns")) : "",
+      FT.bytes(u.bytes), FT.bytes(u.in_flight_bytes), (u.tasks || []).length || "", maxOf(u.tasks, "start_delay_ns") >= 0 ? FT.ms(maxOf(u.tasks, "start_delay_ns")) : "",
       maxOf(u.tasks, "alignment_ns") >= 0 ? FT.ms(maxOf(u.tasks, "alignment_ns")) : "", buffered || ""].forEach(function (c) { tr.appendChild(el("td", {}, String(c))); });
     tr.onclick = function () { select(u.id, true); };
     rowsById[u.id] = { tr: tr, u: u };
@@ -361,11 +361,11 @@
       if (u.tasks && u.tasks.length) {
         tasks.appendChild(el("h3", {}, H.unit + " " + u.id + " per task"));
         var t = el("table", { class: "tasks" }), h = el("tr");
-        ["task", "start delay", "alignment", "buffered records", "acknowledged after"].forEach(function (c) { h.appendChild(el("th", {}, c)); });
+        ["task", "start delay", "alignment", "buffered records", "snapshot written", "acknowledged after"].forEach(function (c) { h.appendChild(el("th", {}, c)); });
         t.appendChild(h);
         u.tasks.forEach(function (k) {
           var r = el("tr");
-          [k.proc, FT.ms(k.start_delay_ns), FT.ms(k.alignment_ns), k.buffered >= 0 ? k.buffered : "n/a", FT.ms(k.acked_ns)].forEach(function (c) { r.appendChild(el("td", {}, String(c))); });
+          [k.proc, FT.ms(k.start_delay_ns), FT.ms(k.alignment_ns), k.buffered >= 0 ? k.buffered : "n/a", FT.bytes(k.bytes), FT.ms(k.acked_ns)].forEach(function (c) { r.appendChild(el("td", {}, String(c))); });
           t.appendChild(r);
         });
         tasks.appendChild(t);
