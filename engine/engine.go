@@ -303,6 +303,50 @@ type Deployment struct {
 	// (sub-topology, partition) inside stream threads. nil: every process
 	// with an operator is a task (ProcSpec.Ops).
 	Tasks [][]string
+	// Describe names a message of the system for a run's trace (bench run
+	// --trace): its kind as the system calls it and the id it carries. nil:
+	// every message is named by its number. The runtime calls it only
+	// while tracing, never to run the protocol.
+	Describe func(m Msg) MsgInfo
+}
+
+// MsgInfo is what a trace says about one message (Deployment.Describe).
+type MsgInfo struct {
+	// Kind is the system's name for the message: "barrier", "marker",
+	// "ack", "commit", "record" ...; "" leaves it to the runtime (its
+	// number).
+	Kind string
+	// ID is the checkpoint, batch, snapshot, transaction or tree id the
+	// message carries, 0 if none. Keep it within 53 bits (a browser reads
+	// the trace).
+	ID int64
+	// Sampled marks per-record traffic that a trace samples and counts
+	// like data instead of recording every message, whether or not it is
+	// a control message (Storm's ack stream: an init, acks and a done per
+	// tuple tree). A protocol message that is not a control message (a
+	// Trident batch or commit tuple) sets Always instead. Both must depend
+	// on the message's Kind and Ctrl alone: the trace classifies a
+	// channel's messages by their kind once.
+	Sampled, Always bool
+}
+
+// RuntimeKindName names the kinds the runtime delivers (>= KindReserved),
+// "" for a system's kind.
+func RuntimeKindName(kind uint16) string {
+	switch kind {
+	case KindFailure:
+		return "failure_notice"
+	case KindWorkerUp:
+		return "worker_up_notice"
+	case KindStoreDone:
+		return "store_done"
+	case KindStoreFailed:
+		return "store_failed"
+	}
+	if kind >= KindReserved {
+		return "runtime"
+	}
+	return ""
 }
 
 // Lookup returns the id of the process named name.

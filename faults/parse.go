@@ -226,6 +226,18 @@ func (p *parser) window(s string) (at, end engine.Time, msg string) {
 	return at, end, ""
 }
 
+// ParseWindow parses a window T1-T2 of simulated time as fault specs give
+// it (durations, or percentages of a run of duration d), for flags that
+// take one (bench run --trace-window). The error names flag.
+func ParseWindow(flag, s string, d engine.Time) (from, to engine.Time, err error) {
+	p := parser{src: s, kind: Kind(flag), dur: d}
+	from, to, msg := p.window(strings.TrimSpace(s))
+	if msg != "" {
+		return 0, 0, fmt.Errorf("--%s=%q: %s; want FROM-TO in simulated time, like 1s-5s or 10%%-30%%", flag, s, msg)
+	}
+	return from, to, nil
+}
+
 // windowDash is the index of the '-' between T1 and T2 in s, or -1. It is
 // the first '-' after s's first character, so that a T1 with a minus sign
 // still splits and time refuses it as negative.

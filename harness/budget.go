@@ -103,7 +103,9 @@ type Estimate struct {
 	Channels  int64       // data channels of the dataflow
 	Hops      int64       // stages a record passes through
 	Keys      int64       // distinct keys of keyed state
-	Bytes     int64       // estimated peak memory
+	// TraceRecords bounds the run's trace (--trace), 0 without one.
+	TraceRecords int64
+	Bytes        int64 // estimated peak memory
 	// Wall is the estimated wall time on the reference machine: the
 	// simulator's work (record-hops and buffer flushes, the time model),
 	// or the simulated time itself for a live run, which runs in real
@@ -129,11 +131,12 @@ type sizeInputs struct {
 	hops             int64 // stages a record passes through
 	keys             int64
 	bufferTimeout    engine.Time
+	traceRecords     int64 // the trace's bound (--trace), 0 without one
 }
 
 // estimateSize applies the memory model.
 func estimateSize(in sizeInputs) Estimate {
-	e := Estimate{Records: in.records, SimTime: in.simTime, Processes: in.processes, Channels: in.channels, Hops: in.hops, Keys: in.keys}
+	e := Estimate{Records: in.records, SimTime: in.simTime, Processes: in.processes, Channels: in.channels, Hops: in.hops, Keys: in.keys, TraceRecords: in.traceRecords}
 	if in.bucket > 0 {
 		e.Buckets = int64((in.simTime + in.bucket - 1) / in.bucket)
 	}
@@ -150,7 +153,8 @@ func estimateSize(in sizeInputs) Estimate {
 		float64(e.Keys)*bytesPerKey +
 		float64(workloads.MilestoneKeys(e.Keys))*bytesPerMilestoneKey +
 		float64(e.Rounds)*float64(e.Processes)*bytesPerRoundProcess +
-		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord)
+		min(float64(e.Channels)*float64(in.creditBytes)*channelFill, float64(e.Records)*float64(in.hops)*bytesPerQueuedRecord) +
+		float64(e.TraceRecords)*bytesPerTraceRecord
 	e.Bytes = int64(min(b, 1<<62))
 	e.Wall = estimateWall(in)
 	return e
@@ -215,6 +219,9 @@ func (r *runner) estimate() Estimate {
 		table:         !isEffectCounter(r.w),
 		creditBytes:   int64(r.cost.ChannelBuffers) * int64(r.cost.BufferBytes),
 		bufferTimeout: r.cost.BufferTimeout,
+	}
+	if r.cfg.Trace {
+		in.traceRecords = int64(r.traceMax())
 	}
 	in.recordsPerSecond = r.recordsPerSecond()
 	for _, name := range PeriodOptions {
@@ -297,6 +304,9 @@ func (e Estimate) String() string {
 	}
 	if e.Keys > 0 {
 		s += fmt.Sprintf(", %s keys", formatCount(e.Keys))
+	}
+	if e.TraceRecords > 0 {
+		s += fmt.Sprintf(", a trace of at most %s records", formatCount(e.TraceRecords))
 	}
 	return s + fmt.Sprintf(", %s channels)", formatCount(e.Channels))
 }

@@ -68,6 +68,15 @@ type Config struct {
 	// Progress, if set, receives a report about every ProgressEvery of wall
 	// time while the run executes (progress.go); not part of its identity.
 	Progress func(Progress) `json:"-"`
+	// Trace records the run's trace, trace.jsonl (trace.go), in the
+	// window [TraceFrom, TraceTo) of simulated time; both 0: the default
+	// window around the first fault. It changes no figure of the run, so
+	// it is not part of its identity.
+	Trace              bool        `json:"-"`
+	TraceFrom, TraceTo engine.Time `json:"-"`
+	// TraceMaxRecords bounds the trace below MaxTraceRecords (0: that
+	// bound); for tests.
+	TraceMaxRecords int `json:"-"`
 }
 
 // Defaults used when a Config leaves a field zero.
@@ -127,6 +136,12 @@ func (c *Config) validate() error {
 		return inputErr("--runtime %q: want sim or live", c.Runtime)
 	case c.Work != "" && c.runtime() != RuntimeLive:
 		return inputErr("--work applies to --runtime live only")
+	case c.Trace && c.runtime() == RuntimeLive:
+		return inputErr("--trace applies to --runtime sim only (the recorder is the simulator's, and a live run is not reproducible)")
+	case !c.Trace && (c.TraceFrom != 0 || c.TraceTo != 0):
+		return inputErr("--trace-window applies with --trace only")
+	case c.Trace && (c.TraceFrom < 0 || c.TraceTo < c.TraceFrom || (c.TraceTo == c.TraceFrom && c.TraceTo != 0)):
+		return inputErr("--trace-window must end after it starts, got %s-%s", fmtDur(c.TraceFrom), fmtDur(c.TraceTo))
 	case c.Observe && c.runtime() == RuntimeLive:
 		// The reader's model (observe.go) serves each read at its call
 		// plus a drawn latency and returns it by a drawn time; live, its

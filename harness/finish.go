@@ -51,6 +51,7 @@ func (r *runner) newResult() *Result {
 		res.Faults = append(res.Faults, s.String())
 	}
 	res.Tasks = tasksOf(r.dep)
+	res.Processes = processes(r.dep)
 	res.Config = RunConfig{
 		DurationS: r.cfg.Duration.Seconds(), RateRPS: r.cfg.Rate, Parallelism: r.cfg.Parallelism,
 		Workers: r.cfg.Workers, Cores: r.cost.Cores, Slots: r.cfg.Slots, DrainS: r.drainMax.Seconds(), BucketS: r.cfg.Bucket.Seconds(),

@@ -132,6 +132,9 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	r.buildOutputStore()
 	r.setWindows()
+	if err := r.checkTrace(); err != nil {
+		return nil, err
+	}
 	if err := r.startRuntime(); err != nil {
 		return nil, err
 	}
@@ -235,6 +238,9 @@ func (r *runner) compile() error {
 	var err error
 	if r.dep, err = r.sys.Compile(r.job); err != nil {
 		return &InputError{err}
+	}
+	if d, ok := r.sys.(systems.MsgDescriber); ok && r.cfg.Trace {
+		r.dep.Describe = d.DescribeMsg(r.job)
 	}
 	return checkSlots(r.cfg.Slots, r.dep, r.cfg.Workers)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"ftbench/engine"
+	"ftbench/trace"
 )
 
 // Result is run.json. Its keys are stable and documented in docs/metrics.md ("run.json keys");
@@ -23,9 +24,14 @@ type Result struct {
 	Config  RunConfig `json:"config"`
 	// Tasks are the tasks the job ran as: chains of operators (barrier
 	// with --chaining), else one operator each.
-	Tasks            []Task `json:"tasks"`
-	ClaimedGuarantee string `json:"claimed_guarantee"`
-	Verdict          string `json:"verdict"`
+	Tasks []Task `json:"tasks"`
+	// Processes are every process of the deployment in deployment order,
+	// with the worker it was placed on (-1 the master node) and the
+	// operators it runs (several when chained; none for control
+	// processes): a trace's lanes (trace.jsonl's header lists the same).
+	Processes        []trace.Process `json:"processes"`
+	ClaimedGuarantee string          `json:"claimed_guarantee"`
+	Verdict          string          `json:"verdict"`
 	// ClaimedReader and ObservedReader are the reader half of the claim
 	// (check.ReaderMonotonic or ReaderNonMonotonic); ReaderRegressions
 	// counts commits that took a visible effect back, the first of them

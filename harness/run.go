@@ -59,7 +59,18 @@ func (r *runner) run() *Outcome {
 	}
 	r.syncCommits()
 	r.store.settle(engine.Time(math.MaxInt64)) // every commit reported
-	return r.finish()
+	out := r.finish()
+	if r.cfg.Trace {
+		b, err := r.traceFile()
+		if err != nil {
+			panic(err) // Execute turns it into an internal error
+		}
+		if out.Files == nil {
+			out.Files = map[string][]byte{}
+		}
+		out.Files["trace.jsonl"] = b
+	}
+	return out
 }
 
 // --- engine.Observer, less the commits (intake.go) ---

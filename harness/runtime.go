@@ -58,6 +58,7 @@ func (r *runner) newRuntime() (engineRuntime, error) {
 		s, err := sim.New(r.dep, sim.Config{
 			Seed: seed, Cost: r.cost, Workers: r.cfg.Workers, Slots: r.cfg.Slots,
 			SampleEvery: r.cfg.Bucket, Observer: r, InputEnd: r.cfg.Duration,
+			Trace: r.traceConfig(),
 		})
 		if err != nil {
 			return nil, &InputError{err}

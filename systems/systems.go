@@ -122,6 +122,22 @@ type System interface {
 	Compile(job Job) (*engine.Deployment, error)
 }
 
+// MsgDescriber is implemented by systems that name their messages for a
+// run's trace (bench run --trace): the harness hands the function to the
+// runtime as engine.Deployment.Describe, which calls it only while
+// tracing. Every system implements it; a message it leaves unnamed is
+// traced by its number.
+type MsgDescriber interface {
+	DescribeMsg(job Job) func(m engine.Msg) engine.MsgInfo
+}
+
+// Record is how a trace names a data record of a dataflow workload.
+var Record = engine.MsgInfo{Kind: "record"}
+
+// TraceID fits a 64-bit id (a Storm tree's root) into the 53 bits a
+// trace's ids keep, so that a browser reads it exactly.
+func TraceID(id uint64) int64 { return int64(id & (1<<53 - 1)) }
+
 // Summarizer is implemented by systems that derive their own metrics (for
 // run.json's "system_metrics") from the run's protocol events and counters.
 type Summarizer interface {

@@ -71,6 +71,11 @@ func TestInputLimits(t *testing.T) {
 		{"max-groups -5", []string{"report", "--max-groups", "-5", dir}, "--max-groups must be at least 1"},
 		{"shrink -1", []string{"torture", "--system", "none", "--shrink", "-1", "--out", filepath.Join(dir, "t2")}, "--shrink must be 0 or more"},
 		{"bucket 1000000h", []string{"run", "--bucket", "1000000h", "--out", out}, "shorter than one time-series bucket"},
+		{"trace window reversed", []string{"run", "--trace", "--trace-window", "5s-2s", "--out", out}, "--trace-window=\"5s-2s\": window \"5s-2s\" ends at or before it starts"},
+		{"trace window not times", []string{"run", "--trace", "--trace-window", "soon", "--out", out}, "trace-window needs a window T1-T2"},
+		{"trace window past the run", []string{"run", "--trace", "--trace-window", "100s-200s", "--duration", "2s", "--out", out}, "nothing to trace"},
+		{"trace window without trace", []string{"run", "--trace-window", "1s-2s", "--out", out}, "--trace-window applies with --trace only"},
+		{"trace of a live run", []string{"run", "--trace", "--runtime", "live", "--out", out}, "--trace applies to --runtime sim only"},
 		{"system given twice", []string{"compare", "--system", "barrier", "--system", "lineage", "--out", filepath.Join(dir, "c2")}, "--system is given twice"},
 		{"seeds given twice to sweep", []string{"sweep", "--seeds", "1", "--param", "rate=1000", "--seeds=2", "--out", filepath.Join(dir, "s6")}, "--seeds is given twice"},
 		// Late errors.

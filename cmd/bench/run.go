@@ -255,6 +255,9 @@ func runCommand() *cli.Command {
 		Flags: append(runFlags(),
 			&cli.StringFlag{Name: "out", Value: "results", Usage: "results root folder"},
 			&cli.BoolFlag{Name: "observe", Usage: "record what a reader of the sink sees and check it with porcupine"},
+			&cli.BoolFlag{Name: "trace", Usage: "write trace.jsonl: every control message, process event and fault in a window, data messages sampled and counted (docs/metrics.md)"},
+			&cli.StringFlag{Name: "trace-window", Usage: "with --trace: the simulated time to trace, FROM-TO (like 4s-6s or 10%-30%)",
+				DefaultText: "1s before to 3s after the first fault, or the first 2s without one"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -265,6 +268,9 @@ func runCommand() *cli.Command {
 				return err
 			}
 			cfg.Observe = c.Bool("observe")
+			if err := traceFlags(c, &cfg); err != nil {
+				return err
+			}
 			if err := checkOut("out", c.String("out")); err != nil {
 				return err
 			}
@@ -307,6 +313,23 @@ func runCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// traceFlags reads --trace and --trace-window.
+func traceFlags(c *cli.Context, cfg *harness.Config) error {
+	cfg.Trace = c.Bool("trace")
+	if !c.IsSet("trace-window") {
+		return nil
+	}
+	if !cfg.Trace {
+		return usageErr("--trace-window applies with --trace only")
+	}
+	from, to, err := faults.ParseWindow("trace-window", c.String("trace-window"), cfg.Duration)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.TraceFrom, cfg.TraceTo = from, to
+	return nil
 }
 
 // printSummary is bench run's account of a run; cps is its checkpoint

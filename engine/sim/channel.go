@@ -85,6 +85,7 @@ type channel struct {
 	// prioArrive is when the last overtaking message arrives; later
 	// buffers never arrive before it.
 	prioArrive engine.Time
+	tr         *chanTrace // nil unless the trace saw the channel (trace.go)
 }
 
 type netBuf struct {
@@ -156,6 +157,13 @@ func (s *Sim) send(p *proc, to engine.ProcID, m engine.Msg, overtaking bool) {
 	p.clock += d
 	p.cpu += d
 	ch := s.channel(p, q)
+	if s.tr != nil {
+		var seq uint64
+		if ch != nil {
+			seq = ch.nextSeq
+		}
+		s.tr.send(p, q, ch, &m, seq, overtaking)
+	}
 	if ch == nil || !ch.to.up {
 		// The connection to a process that is down has been reset: what is
 		// sent to it is lost, as Storm's transport drops what it cannot send
@@ -364,6 +372,9 @@ func (ch *channel) deliverable(blocked bool) bool {
 // reset drops everything in the channel: the connection died with one of its ends.
 func (s *Sim) reset(ch *channel) {
 	ch.epoch++
+	if s.tr != nil {
+		s.tr.reset(ch)
+	}
 	// An overtaking message already delivered waits in the receiver's
 	// urgent list, outside the channel's queues: it dies with the channel
 	// too, or the receiver would handle it with the data it jumped gone.
@@ -576,6 +587,9 @@ func (q *inQueue) pop() (m engine.Msg, done *netBuf) {
 	}
 	return m, nil
 }
+
+// headSeq is the channel position the next item was sent at.
+func (q *inQueue) headSeq() uint64 { return q.bufs[q.first].seq(q.pos) }
 
 // head is the next item (the queue is not empty).
 func (q *inQueue) head() *item { return &q.bufs[q.first].items[q.pos] }

@@ -25,19 +25,21 @@ func (s *Sim) crashMaster(restart engine.Time) {
 		return
 	}
 	s.masterDown = true
+	s.killing("crash")
 	for _, p := range s.procs {
 		if (p.spec.Worker == engine.MasterNode || p.spec.MasterBound) && p.up {
 			p.kill()
 		}
 	}
+	s.killing("stop")
 	s.freeCores(engine.MasterNode)
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_crash", ID: engine.MasterNode, Value: int64(restart)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_crash", ID: engine.MasterNode, Value: int64(restart)})
 	s.schedule(event{at: s.now + restart, kind: evWorkerUp, proc: engine.MasterNode})
 }
 
 func (s *Sim) masterUp() {
 	s.masterDown = false
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: engine.MasterNode})
+	s.event(engine.Event{Time: s.now, Kind: "worker_up", ID: engine.MasterNode})
 	for _, p := range s.procs {
 		switch {
 		case p.spec.Worker == engine.MasterNode && !p.up:

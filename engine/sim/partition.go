@@ -101,7 +101,7 @@ func (s *Sim) partitionStart(i int) {
 	for _, w := range c.far {
 		pt.far[w] = true
 	}
-	s.obs.Event(engine.Event{Time: s.now, Kind: "partition_start", ID: int64(c.far[0]), Value: int64(c.to - s.now), Note: fmt.Sprintf("far=%v", c.far)})
+	s.event(engine.Event{Time: s.now, Kind: "partition_start", ID: int64(c.far[0]), Value: int64(c.to - s.now), Note: fmt.Sprintf("far=%v", c.far)})
 	gen := pt.gen
 	s.schedule(event{at: s.now + s.cost.DetectDelay, kind: evPartDetect, inc: gen})
 	s.schedule(event{at: s.now + s.cost.ConnTimeout, kind: evConnTimeout, inc: gen})
@@ -137,7 +137,7 @@ func (s *Sim) partitionDetect(gen uint32) {
 				ids = append(ids, p.id)
 			}
 		}
-		s.obs.Event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(w), Value: int64(s.now - pt.from), Note: "partition"})
+		s.event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(w), Value: int64(s.now - pt.from), Note: "partition"})
 		s.failures = append(s.failures, engine.Failure{Worker: w, Procs: ids, FailedAt: pt.from})
 		s.replace(len(s.failures) - 1)
 		s.notify(engine.KindFailure, len(s.failures)-1, s.now)
@@ -166,7 +166,7 @@ func (s *Sim) detach(p *proc, to int) *proc {
 		}
 	}
 	s.zombies = append(s.zombies, p)
-	s.obs.Event(engine.Event{Time: s.now, Proc: p.spec.Name, Kind: "zombie", ID: int64(p.worker)})
+	s.event(engine.Event{Time: s.now, Proc: p.spec.Name, Kind: "zombie", ID: int64(p.worker)})
 	return np
 }
 
@@ -216,7 +216,7 @@ func (s *Sim) killZombie(z *proc) {
 	z.up, z.frozen, z.p = false, false, nil
 	z.timers, z.urgent = nil, nil
 	s.zombies = removeProc(s.zombies, z)
-	s.obs.Event(engine.Event{Time: s.now, Proc: z.spec.Name, Kind: "zombie_cancelled", ID: int64(z.worker)})
+	s.event(engine.Event{Time: s.now, Proc: z.spec.Name, Kind: "zombie_cancelled", ID: int64(z.worker)})
 }
 
 func removeProc(ps []*proc, p *proc) []*proc {
@@ -252,7 +252,7 @@ func (s *Sim) connTimeout(gen uint32) {
 		}
 	}
 	s.dropStalled()
-	s.obs.Event(engine.Event{Time: s.now, Kind: "partition_conn_reset", Value: int64(len(failed))})
+	s.event(engine.Event{Time: s.now, Kind: "partition_conn_reset", Value: int64(len(failed))})
 	for _, p := range failed {
 		switch {
 		case p.zombie:
@@ -286,7 +286,7 @@ func (s *Sim) heal(gen uint32) {
 		return
 	}
 	pt.on = false
-	s.obs.Event(engine.Event{Time: s.now, Kind: "partition_heal", Value: int64(s.now - pt.from)})
+	s.event(engine.Event{Time: s.now, Kind: "partition_heal", Value: int64(s.now - pt.from)})
 	for _, b := range pt.stalled {
 		s.schedule(event{at: s.now + s.cost.NetLatency, kind: evDeliver, buf: b})
 	}

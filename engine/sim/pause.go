@@ -79,7 +79,7 @@ func (s *Sim) pauseWorker(worker int, d engine.Time) {
 			p.frozen = true
 		}
 	}
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_pause", ID: int64(worker), Value: int64(d)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_pause", ID: int64(worker), Value: int64(d)})
 	// Resume first: a pause that ends exactly when detection would fire
 	// is not declared.
 	s.schedule(event{at: s.now + d, kind: evResume, proc: int32(worker), inc: ps.gen})
@@ -114,7 +114,7 @@ func (s *Sim) declare(worker int, gen uint32) {
 		ids = append(ids, p.id)
 	}
 	ps.deploy = nil
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(worker), Value: int64(s.now - ps.from)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_declared_failed", ID: int64(worker), Value: int64(s.now - ps.from)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: ps.from})
 	s.replace(len(s.failures) - 1)
 	s.notify(engine.KindFailure, len(s.failures)-1, s.now)
@@ -134,7 +134,7 @@ func (s *Sim) resume(worker int, gen uint32) {
 		return
 	}
 	ps.on = false
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_resume", ID: int64(worker), Value: int64(s.now - ps.from)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_resume", ID: int64(worker), Value: int64(s.now - ps.from)})
 	if ps.declared {
 		// The stale processes run until the answer to the worker's first
 		// heartbeat after the wake tells it it was declared lost.

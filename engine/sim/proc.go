@@ -85,6 +85,9 @@ func (p *proc) activate() {
 
 func (p *proc) init(at engine.Time) {
 	p.clock = max(at, p.busyUntil)
+	if tr := p.sim.tr; tr != nil && p.inc > 0 {
+		tr.procEvent(p.clock, p, "restart", int64(p.worker))
+	}
 	p.stepping = true
 	p.p.Init(p)
 	p.stepping = false
@@ -95,6 +98,9 @@ func (p *proc) init(at engine.Time) {
 // kill drops the incarnation: its state, timers, queued input and every
 // channel to and from it.
 func (p *proc) kill() {
+	if tr := p.sim.tr; tr != nil {
+		tr.procEvent(p.sim.now, p, tr.killKind, int64(p.worker))
+	}
 	p.up = false
 	p.frozen, p.initPending = false, false
 	p.inc++
@@ -161,6 +167,13 @@ func (p *proc) step(at engine.Time) {
 			if u.ch != nil {
 				p.overtaken = u.ch.overtakenBy(u.seq, p.overtaken[:0])
 			}
+			if tr := p.sim.tr; tr != nil {
+				if u.ch == nil {
+					tr.runtimeMsg(p, &u.m, p.clock)
+				} else if u.ch.tr != nil {
+					tr.received(u.ch.tr, u.seq, true, p.clock)
+				}
+			}
 			p.p.Handle(p, u.from, u.m)
 			p.overtaken = p.overtaken[:0]
 			continue
@@ -176,6 +189,13 @@ func (p *proc) step(at engine.Time) {
 		ch := p.nextInput()
 		if ch == nil {
 			break
+		}
+		if ch.tr != nil && len(ch.tr.pending) > 0 {
+			seq := ch.inq.headSeq()
+			m := ch.take()
+			p.sim.tr.received(ch.tr, seq, false, p.clock)
+			p.p.Handle(p, ch.from.id, m)
+			continue
 		}
 		m := ch.take()
 		p.p.Handle(p, ch.from.id, m)
@@ -259,7 +279,7 @@ func (p *proc) SendOvertaking(to engine.ProcID, m engine.Msg) {
 func (p *proc) Record(e engine.Event) {
 	e.Time = p.clock
 	e.Proc = p.spec.Name
-	p.sim.obs.Event(e)
+	p.sim.event(e)
 }
 
 func (p *proc) Count(name string, delta int64) { p.sim.obs.Count(name, delta) }
@@ -316,7 +336,7 @@ func (p *proc) Restart(id engine.ProcID) {
 		return
 	}
 	q.kill()
-	p.sim.obs.Event(engine.Event{Time: p.clock, Proc: q.spec.Name, Kind: "task_restart"})
+	p.sim.event(engine.Event{Time: p.clock, Proc: q.spec.Name, Kind: "task_restart"})
 	p.sim.schedule(event{at: p.clock + p.sim.cost.TaskRestart, kind: evProcUp, proc: int32(q.id), inc: q.inc})
 }
 

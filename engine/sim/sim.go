@@ -38,6 +38,9 @@ type Config struct {
 	// of every operator over [0, InputEnd) is counted at the first sample
 	// at or after it (backpressure.go). 0: not measured.
 	InputEnd engine.Time
+	// Trace, if set, records a trace of the run in its window (trace.go);
+	// Sim.Trace returns it.
+	Trace *TraceConfig
 }
 
 // Sim is one simulated run of a deployment.
@@ -85,6 +88,8 @@ type Sim struct {
 	// machines[w+1] is worker w's CPU, machines[0] the master node's; nil
 	// when the cost model's Cores is 0 (a CPU per process).
 	machines []machine
+
+	tr *tracer // nil unless Config.Trace (trace.go)
 }
 
 type stored struct {
@@ -119,6 +124,9 @@ func New(dep *engine.Deployment, cfg Config) (*Sim, error) {
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
+	}
+	if cfg.Trace != nil {
+		s.tr = newTracer(*cfg.Trace, cfg.Seed, dep.Describe)
 	}
 	if c := cfg.Cost.Cores; c > 0 {
 		s.machines = make([]machine, len(s.workerDown)+1)
@@ -318,14 +326,16 @@ func (s *Sim) crash(worker int, restart engine.Time) {
 	s.workerDown[worker] = true
 	s.endPause(worker)
 	var ids []engine.ProcID
+	s.killing("crash")
 	for _, p := range s.procs {
 		if p.worker == worker && p.up {
 			ids = append(ids, p.id)
 			p.kill()
 		}
 	}
+	s.killing("stop")
 	s.freeCores(worker)
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_crash", ID: int64(worker), Value: int64(restart)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_crash", ID: int64(worker), Value: int64(restart)})
 	s.failures = append(s.failures, engine.Failure{Worker: worker, Procs: ids, FailedAt: s.now})
 	s.schedule(event{at: s.now + s.cost.DetectDelay, kind: evNotify, a: int64(len(s.failures) - 1)})
 	s.schedule(event{at: s.now + restart, kind: evWorkerUp, proc: int32(worker)})
@@ -343,7 +353,7 @@ func (s *Sim) workerUp(worker int) {
 		return
 	}
 	s.workerDown[worker] = false
-	s.obs.Event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
+	s.event(engine.Event{Time: s.now, Kind: "worker_up", ID: int64(worker)})
 	for _, p := range s.procs {
 		if p.worker == worker && !p.up {
 			p.start(s.now)
@@ -369,6 +379,14 @@ func (s *Sim) notify(kind uint16, a int, at engine.Time) {
 	}
 	p.urgent = append(p.urgent, urgentItem{from: engine.Runtime, m: m})
 	p.wake(at)
+}
+
+// event hands e to the observer, and to the trace.
+func (s *Sim) event(e engine.Event) {
+	s.obs.Event(e)
+	if s.tr != nil {
+		s.tr.event(e)
+	}
 }
 
 type nopObserver struct{}

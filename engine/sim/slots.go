@@ -76,7 +76,7 @@ func (s *Sim) replace(i int) {
 		}
 		p.worker = to
 		f.Moved = append(f.Moved, engine.Move{Proc: p.id, Worker: to})
-		s.obs.Event(engine.Event{Time: s.now, Proc: p.spec.Name, Kind: "task_replaced", ID: int64(to), Value: int64(w)})
+		s.event(engine.Event{Time: s.now, Proc: p.spec.Name, Kind: "task_replaced", ID: int64(to), Value: int64(w)})
 		s.schedule(event{at: s.now + s.cost.TaskRestart, kind: evProcUp, proc: int32(p.id), inc: p.inc})
 	}
 	f.Vacated = s.placed[w] == 0

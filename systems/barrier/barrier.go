@@ -400,3 +400,25 @@ func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
 	d, _ := opts.Duration("checkpoint-interval")
 	return d
 }
+
+// DescribeMsg names barrier's messages for a run's trace: barriers with
+// their checkpoint, the coordinator's traffic, and data records.
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	return func(m engine.Msg) engine.MsgInfo {
+		switch m.Kind {
+		case kindBarrier:
+			return engine.MsgInfo{Kind: "barrier", ID: m.Val}
+		case kindPriority:
+			return engine.MsgInfo{Kind: "unaligned_barrier", ID: m.Val}
+		case kindAnnounce:
+			return engine.MsgInfo{Kind: "barrier_announcement", ID: m.Val}
+		}
+		if info, ok := checkpoint.DescribeMsg(m); ok {
+			return info
+		}
+		if !m.Ctrl {
+			return systems.Record
+		}
+		return engine.MsgInfo{}
+	}
+}

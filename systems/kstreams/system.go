@@ -251,3 +251,53 @@ func (system) Compile(job systems.Job) (*engine.Deployment, error) {
 	}
 	return dep, nil
 }
+
+// DescribeMsg names Kafka Streams' requests and responses for a run's
+// trace (every one a control message: the threads and the broker talk
+// through Kafka's protocol, not dataflow channels): transaction commits
+// (commit_txn, or abort_txn) and their offsets, produce and fetch batches
+// with their sequence number, group membership and rebalances with their
+// generation, changelog restores, heartbeats.
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	names := map[uint16]string{
+		kInitPid: "init_pid", kJoin: "join_group", kJoined: "joined", kProduce: "produce",
+		kTxnOffsets: "txn_offsets", kEndTxn: "commit_txn", kOffsetCommit: "offset_commit",
+		kOffsetFetch: "offset_fetch", kFetch: "fetch", kRestore: "restore_fetch", kHeartbeat: "heartbeat",
+		kPid: "pid", kRebalance: "rebalance", kAssign: "assign", kProduceAck: "produce_ack",
+		kTxnOffsetsAck: "txn_offsets_ack", kEndTxnAck: "end_txn_ack", kOffsetCommitAck: "offset_commit_ack",
+		kOffset: "offset", kRecords: "records", kRestoreChunk: "restore_chunk", kBrokerUp: "broker_up", kRejoin: "rejoin",
+	}
+	return func(m engine.Msg) engine.MsgInfo {
+		info := engine.MsgInfo{Kind: names[m.Kind]}
+		switch b := m.Body.(type) {
+		case endTxn:
+			if !b.commit {
+				info.Kind = "abort_txn"
+			}
+		case *produce:
+			info.ID = b.seq
+		case produceAck:
+			info.ID = b.seq
+		case *fetch:
+			info.ID = b.seq
+		case records:
+			info.ID = b.seq
+		case txnOffsets:
+			info.ID = b.gen
+		case *offsetCommit:
+			info.ID = b.gen
+		case join:
+			info.ID = b.gen
+		case assignment:
+			info.ID = b.gen
+		case int64:
+			if m.Kind == kRebalance {
+				info.ID = b
+			}
+		}
+		if info.Kind == "" && !m.Ctrl {
+			return systems.Record
+		}
+		return info
+	}
+}

@@ -58,6 +58,7 @@ type taskSpec struct {
 	dests      []int32
 	emit       bool // result stage: return the sink's effects
 	checkpoint bool // write the final state to durable storage
+	recompute  bool // a recomputation task (a trace names it so)
 }
 
 // taskResult reports an attempt's end.

@@ -152,7 +152,7 @@ func (d *driver) launch(t *task, i int) {
 // spec fills in the attempt's inputs and outputs from the current lineage.
 func (d *driver) spec(t *task, a *attempt) *taskSpec {
 	e := d.e
-	sp := &taskSpec{attempt: a.id, s: t.s, part: t.part, from: t.from, to: t.to}
+	sp := &taskSpec{attempt: a.id, s: t.s, part: t.part, from: t.from, to: t.to, recompute: t.rec != nil}
 	if e.stages[t.s].keyed {
 		src := d.stateSource(t)
 		sp.state, sp.stExec, sp.stVer = src.state, src.stExec, src.stVer

@@ -163,3 +163,65 @@ func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
 	d, _ := opts.Duration(optInterval)
 	return d
 }
+
+// DescribeMsg names lineage's messages for a run's trace: the driver's task
+// launches (a recomputation task's as "recompute") with their first batch,
+// task results and cancels with their attempt, block fetches and pushes,
+// lost-executor notices, garbage collection, and checkpoint acks with
+// their batch.
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	return func(m engine.Msg) engine.MsgInfo {
+		switch m.Kind {
+		case kLaunch:
+			info := engine.MsgInfo{Kind: "launch"}
+			if sp, ok := m.Body.(*taskSpec); ok {
+				info.ID = sp.from
+				if sp.recompute {
+					info.Kind = "recompute"
+				}
+			}
+			return info
+		case kResult:
+			info := engine.MsgInfo{Kind: "task_result"}
+			if r, ok := m.Body.(*taskResult); ok {
+				info.ID = r.attempt
+			}
+			return info
+		case kFetch:
+			info := engine.MsgInfo{Kind: "fetch"}
+			if r, ok := m.Body.(*fetchReq); ok {
+				info.ID = r.attempt
+			}
+			return info
+		case kBlocks:
+			info := engine.MsgInfo{Kind: "blocks"}
+			if r, ok := m.Body.(*fetchResp); ok {
+				info.ID = r.attempt
+			}
+			return info
+		case kPush:
+			info := engine.MsgInfo{Kind: "push"}
+			if p, ok := m.Body.(*pushMsg); ok {
+				info.ID = p.j
+			}
+			return info
+		case kCancel:
+			return engine.MsgInfo{Kind: "cancel", ID: m.Val}
+		case kLost:
+			return engine.MsgInfo{Kind: "executor_lost", ID: m.Val}
+		case kGC:
+			info := engine.MsgInfo{Kind: "gc"}
+			if g, ok := m.Body.(gcMsg); ok {
+				info.ID = g.committed
+			}
+			return info
+		case kCkpt:
+			info := engine.MsgInfo{Kind: "checkpoint_ack"}
+			if a, ok := m.Body.(*ckptAck); ok {
+				info.ID = a.ver
+			}
+			return info
+		}
+		return engine.MsgInfo{}
+	}
+}

@@ -114,3 +114,14 @@ func sinkWrite(st *workloads.Stage) func(engine.Ctx, engine.Msg, *engine.CostMod
 		ctx.Commit(stream.CommitOf(m))
 	}
 }
+
+// DescribeMsg names the baseline's messages for a run's trace: it sends
+// data records only.
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	return func(m engine.Msg) engine.MsgInfo {
+		if !m.Ctrl {
+			return systems.Record
+		}
+		return engine.MsgInfo{}
+	}
+}

@@ -120,3 +120,41 @@ func (system) CommitCycle(_ string, opts systems.Options) engine.Time {
 	d, _ := opts.Duration(flagCheckpoint)
 	return d
 }
+
+// DescribeMsg names the snapshot protocols' messages for a run's trace,
+// each with its snapshot (on dataflow workloads: its checkpoint): markers,
+// Lai-Yang's done messages, Mattern's announcements, acks and forces, the
+// local snapshots' reports, the coordinator's traffic; transfers and data
+// records are the data.
+func (system) DescribeMsg(job systems.Job) func(engine.Msg) engine.MsgInfo {
+	_, p2p := job.Workload.(workloads.PeerToPeer)
+	return func(m engine.Msg) engine.MsgInfo {
+		id := int64(m.Key)
+		switch m.Kind {
+		case kindTransfer:
+			return engine.MsgInfo{Kind: "transfer"}
+		case kindMarker:
+			if !p2p {
+				id = m.Val // Key is the attempt
+			}
+			return engine.MsgInfo{Kind: "marker", ID: id}
+		case kindDone:
+			return engine.MsgInfo{Kind: "done", ID: id}
+		case kindReport:
+			return engine.MsgInfo{Kind: "report", ID: id}
+		case kindAnnounce:
+			return engine.MsgInfo{Kind: "announce", ID: id}
+		case kindAck:
+			return engine.MsgInfo{Kind: "ack", ID: id}
+		case kindForce:
+			return engine.MsgInfo{Kind: "force", ID: id}
+		}
+		if info, ok := checkpoint.DescribeMsg(m); ok {
+			return info
+		}
+		if !m.Ctrl {
+			return systems.Record
+		}
+		return engine.MsgInfo{}
+	}
+}

@@ -236,3 +236,18 @@ func peaks(events []engine.Event, kind string) peak {
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// DescribeMsg names stormack's messages for a run's trace: data tuples and
+// the ack stream (init, ack, tree_done, fail, tree_failed) with its tree,
+// which the trace samples like data (a tree per source record).
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	return func(m engine.Msg) engine.MsgInfo {
+		if info, ok := storm.DescribeMsg(m, true); ok {
+			return info
+		}
+		if !m.Ctrl {
+			return systems.Record
+		}
+		return engine.MsgInfo{}
+	}
+}

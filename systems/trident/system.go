@@ -284,3 +284,47 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	m["spout"], m["state"] = spout, state
 	return m
 }
+
+// DescribeMsg names Trident's messages for a run's trace, each with its
+// batch (txid): the coordinator's batch and commit tuples (the $batch and
+// $commit streams) and its success notices, the tasks' count tuples (a
+// task's part of a batch is done), the batches' ack stream, and data
+// tuples. Batch, commit and count tuples are tuples, not control
+// messages, but the trace records every one.
+func (system) DescribeMsg(systems.Job) func(engine.Msg) engine.MsgInfo {
+	return func(m engine.Msg) engine.MsgInfo {
+		switch m.Kind {
+		case kindBatch, kindCommit:
+			name := "batch"
+			if m.Kind == kindCommit {
+				name = "commit"
+			}
+			info := engine.MsgInfo{Kind: name, Always: true}
+			if t, ok := m.Body.(*txMsg); ok {
+				info.ID = t.tx.txid
+			}
+			return info
+		case kindSuccess:
+			return engine.MsgInfo{Kind: "success", ID: int64(m.Key)}
+		case kindCount:
+			info := engine.MsgInfo{Kind: "batch_count", Always: true}
+			if c, ok := m.Body.(*countMsg); ok {
+				info.ID = c.tx.txid
+			}
+			return info
+		case storm.KindTuple:
+			info := engine.MsgInfo{Kind: "tuple"}
+			if tx, ok := m.Body.(txAttempt); ok {
+				info.ID = tx.txid
+			}
+			return info
+		}
+		if info, ok := storm.DescribeMsg(m, false); ok {
+			return info
+		}
+		if !m.Ctrl {
+			return systems.Record
+		}
+		return engine.MsgInfo{}
+	}
+}

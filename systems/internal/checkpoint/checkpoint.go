@@ -734,3 +734,34 @@ func (p *Participant) Load(ctx engine.Ctx, n int64) (any, bool) {
 	}
 	return ctx.Store().Get(Key(n, ctx.Self()))
 }
+
+// DescribeMsg names the coordinator's traffic for a run's trace
+// (systems.MsgDescriber), with the checkpoint it is about as its id (a
+// deploy's: the checkpoint it restores, 0 from scratch); ok is false for
+// a kind outside the package's range.
+func DescribeMsg(m engine.Msg) (info engine.MsgInfo, ok bool) {
+	info.ID = m.Val
+	switch m.Kind {
+	case KindTrigger:
+		info.Kind = "trigger"
+	case KindAck:
+		info.Kind = "checkpoint_ack"
+	case KindComplete:
+		// notifyCheckpointComplete: the 2PC sinks commit on it.
+		info.Kind = "checkpoint_complete"
+	case KindAbort:
+		info.Kind = "checkpoint_abort"
+	case KindDeploy:
+		info.Kind, info.ID = "deploy", 0
+		if d, ok := m.Body.(Deploy); ok && d.Restore > 0 {
+			info.ID = d.Restore
+		}
+	case KindAlignTimeout:
+		info.Kind = "alignment_timeout"
+	case KindDecline:
+		info.Kind = "checkpoint_decline"
+	default:
+		return info, false
+	}
+	return info, true
+}

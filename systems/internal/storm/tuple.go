@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"ftbench/engine"
+	"ftbench/systems"
 )
 
 // Message kinds. Data tuples carry the plan's record in the typed Msg
@@ -157,4 +158,31 @@ func Payload(m engine.Msg) (engine.Msg, []Edge) {
 	m.Kind = 0
 	m.Size -= IDBytes(len(ids))
 	return m, ids
+}
+
+// DescribeMsg names a data tuple and the ack stream for a run's trace,
+// each with its tree (the root id, cut to the trace's 53 bits); ok is
+// false for other kinds. The ack stream is per tuple (an init per tree, an
+// ack per tuple, a done per tree), so a trace samples it like data when
+// sampleAcks is set (stormack), except explicit fails; Trident's trees
+// are its batches' coordination tuples, few enough to record every one.
+func DescribeMsg(m engine.Msg, sampleAcks bool) (info engine.MsgInfo, ok bool) {
+	info.ID = systems.TraceID(m.Key)
+	switch m.Kind {
+	case KindTuple:
+		return engine.MsgInfo{Kind: "tuple"}, true
+	case KindInit:
+		info.Kind, info.Sampled = "init", sampleAcks
+	case KindAck:
+		info.Kind, info.Sampled = "ack", sampleAcks
+	case KindDone:
+		info.Kind, info.Sampled = "tree_done", sampleAcks
+	case KindFail:
+		info.Kind = "fail"
+	case KindFailed:
+		info.Kind = "tree_failed"
+	default:
+		return info, false
+	}
+	return info, true
 }
