@@ -18,11 +18,18 @@
   if (!R.runs.length) runs.appendChild(el("li", {}, "no runs"));
 
   var box = document.getElementById("tables");
-  var faults = [];
+  // Fault bands per scenario group: gN-faults.csv shades gN-*.csv (a
+  // report of one group has faults.csv and unprefixed files).
+  function group(name) {
+    var m = /^(.*\/)?(g[0-9]+-)?/.exec(name);
+    return (m[1] || "") + (m[2] || "");
+  }
+  var faults = {};
   R.tables.forEach(function (t) {
     if (t.name.slice(-10) === "faults.csv") {
-      var s = t.header.indexOf("start_s"), e = t.header.indexOf("end_s");
-      t.rows.forEach(function (r) { faults.push([+r[s], +r[e]]); });
+      var s = t.header.indexOf("start_s"), e = t.header.indexOf("end_s"), g = group(t.name);
+      faults[g] = faults[g] || [];
+      t.rows.forEach(function (r) { faults[g].push([+r[s], +r[e]]); });
     }
   });
   R.tables.forEach(function (t) {
@@ -65,7 +72,7 @@
         ys.push({ label: (n ? n + " " : "") + col, values: vals });
       });
       if (Object.keys(seen).length < 2) return; // a constant column is a table figure, not a curve
-      FT.chart(sec, col, x, ys, faults, col);
+      FT.chart(sec, col, x, ys, faults[group(t.name)] || [], col);
     });
   });
 })();
