@@ -37,7 +37,7 @@ var layers = []struct{ name, pkgs string }{
 	{"the set of systems", "systems/all"},
 	{"one run", "harness"},
 	{"grids and searches", "sweep, capacity"},
-	{"campaigns and reports", "torture, reports, chapter"},
+	{"campaigns and reports", "torture, reports, chapter, view"},
 	{"binaries", "cmd/*"},
 }
 

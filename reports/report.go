@@ -31,6 +31,9 @@ type Report struct {
 	Notes    []string // plots skipped and why, corrupt results skipped
 	Problems []sweep.Problem
 	Runs     int
+	// Stored are the runs reported, in report order (bench report renders
+	// each traced one's run.html and links it from index.html).
+	Stored []*sweep.StoredRun
 }
 
 // ErrNoResults means the folder holds nothing to report.
@@ -56,6 +59,7 @@ func Generate(dir string, opts Options) (*Report, error) {
 	}
 	runs := in.store.Runs
 	sortRuns(runs)
+	rep.Stored = runs
 	for _, g := range drawnGroups(dir, runs, opts.MaxGroups, rep) {
 		sg, err := writeGroup(out, g)
 		if err != nil {

@@ -159,6 +159,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sweepCommand(),
 			mergeCommand(),
 			reportCommand(),
+			viewCommand(),
 			regressCommand(),
 		},
 	}

@@ -11,6 +11,7 @@ import (
 
 	"ftbench/harness"
 	"ftbench/reports"
+	"ftbench/view"
 )
 
 func reportCommand() *cli.Command {
@@ -57,10 +58,47 @@ func reportCommand() *cli.Command {
 					pngs++
 				}
 			}
+			index, views, err := writeIndex(c, rep)
+			if err != nil {
+				return &exitError{code: harness.ExitInternal, msg: err.Error()}
+			}
 			fmt.Fprintf(c.App.Writer, "report of %d runs: %d plots (PNG + CSV data) and %s\n", rep.Runs, pngs, filepath.Join(rep.Out, "summary.md"))
+			fmt.Fprintf(c.App.Writer, "interactive: %s (%d traced runs with their run.html)\n", index, views)
 			return nil
 		},
 	}
+}
+
+// writeIndex writes every traced run's run.html and the report's
+// index.html linking them; a run whose view cannot be made is noted and
+// listed without one.
+func writeIndex(c *cli.Context, rep *reports.Report) (index string, views int, err error) {
+	var runs []view.IndexRun
+	for _, r := range rep.Stored {
+		res := r.Result
+		ir := view.IndexRun{Name: r.Name, Title: fmt.Sprintf("%s/%s on %s, seed %d, faults %s: verdict %s", res.System, res.Variant, res.Workload, res.Seed, strings.Join(res.Faults, " "), res.Verdict)}
+		if view.Traced(r.Dir) {
+			path, err := writeView(r.Dir)
+			if err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "bench: note: no run.html for %s: %v\n", r.Dir, err)
+			} else {
+				views++
+				if rel, err := filepath.Rel(rep.Out, path); err == nil {
+					path = rel
+				}
+				ir.Href = filepath.ToSlash(path)
+			}
+		}
+		runs = append(runs, ir)
+	}
+	var csvs []string
+	for _, f := range rep.Files {
+		if filepath.Ext(f) == ".csv" {
+			csvs = append(csvs, f)
+		}
+	}
+	index, err = view.WriteIndex(rep.Out, fmt.Sprintf("Report of %d runs in %s", rep.Runs, rep.Dir), runs, csvs)
+	return index, views, err
 }
 
 func isNotDir(err error) bool { return strings.HasSuffix(err.Error(), "is not a folder") }
