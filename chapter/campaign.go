@@ -172,6 +172,11 @@ func Jobs(s Shape) ([]Job, error) {
 			switch m {
 			case Crash:
 				cfg.WorkloadOpts["vocabulary"] = strconv.Itoa(SmallVocab)
+				// Traced (the default window, 1 s before to 3 s after
+				// the crash), so chapter.html links each system's
+				// recovery in the run explorer. A trace changes no
+				// result, nor the command line.
+				cfg.Trace = true
 			case StateLarge:
 				cfg.Faults = []string{string(Crash)}
 				cfg.WorkloadOpts["vocabulary"] = strconv.Itoa(s.LargeVocab)

@@ -224,3 +224,35 @@ func TestJobs(t *testing.T) {
 		t.Error("an unknown hardware profile is accepted")
 	}
 }
+
+// chapter.html holds the same table as chapter.md: a disagreement marked
+// with its reason, a failed job as not measured, each run folder linked,
+// a traced run's explorer page linked as "view", and the page's text
+// escaped (a claim or reason is data, not markup).
+func TestHTML(t *testing.T) {
+	r := fake(t)
+	r.Runs["spark.crash"].Duplicates = 3
+	r.Failed["ks-eos.slow"] = "boom <b>"
+	delete(r.Runs, "ks-eos.slow")
+	delete(r.Dirs, "ks-eos.slow")
+	jobs, _ := Jobs(Quick)
+	views := map[string]string{"spark.crash": "runs/crash/x-spark.crash/run.html"}
+	b, err := HTML(Page{Command: "bench chapter --quick", Quick: true, Hardware: Hardware, Rows: Build(r), Papers: PaperFigures(r), Jobs: jobs, Res: r}, views)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`class="entry disagrees"`, "disagrees: claimed exactly-once", "not measured: ks-eos.slow failed: boom &lt;b&gt;",
+		`<a href="runs/crash/x-spark.crash">spark.crash</a> <a class="view" href="runs/crash/x-spark.crash/run.html">view</a>`,
+		"Unification with batch processing", "<th>Kafka Streams</th>", "default-src 'none'"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("chapter.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "boom <b>") {
+		t.Error("a failure reason reached the page unescaped")
+	}
+	if got, want := strings.Count(page, "<tr><td class=\"dim\""), len(Build(r)); got != want {
+		t.Errorf("%d table rows, want the seed's %d", got, want)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"ftbench/harness"
 	"ftbench/reports"
 	"ftbench/sweep"
+	"ftbench/view"
 )
 
 func chapterCommand() *cli.Command {
@@ -78,7 +79,27 @@ func chapterCommand() *cli.Command {
 			if err := sweep.WriteFileAtomic(path, []byte(chapter.Markdown(page))); err != nil {
 				return &exitError{code: harness.ExitInternal, msg: "writing " + path + ": " + err.Error()}
 			}
-			fmt.Fprintf(c.App.Writer, "chapter: %d jobs (%d failed) in %.1fs wall\nwritten: %s\n", len(jobs), len(res.Failed), time.Since(started).Seconds(), path)
+			// The traced runs' explorer pages, and chapter.html linking them.
+			views := map[string]string{}
+			for _, j := range jobs {
+				dir := filepath.Join(out, res.Dirs[j.ID])
+				if _, ok := res.Dirs[j.ID]; !ok || !view.Traced(dir) {
+					continue
+				}
+				if _, err := writeView(dir); err != nil {
+					return err
+				}
+				views[j.ID] = filepath.ToSlash(filepath.Join(res.Dirs[j.ID], view.PageFile))
+			}
+			html, err := chapter.HTML(page, views)
+			if err != nil {
+				return &exitError{code: harness.ExitInternal, msg: "chapter.html: " + err.Error()}
+			}
+			hpath := filepath.Join(out, chapter.HTMLFile)
+			if err := sweep.WriteFileAtomic(hpath, html); err != nil {
+				return &exitError{code: harness.ExitInternal, msg: "writing " + hpath + ": " + err.Error()}
+			}
+			fmt.Fprintf(c.App.Writer, "chapter: %d jobs (%d failed) in %.1fs wall\nwritten: %s, %s\n", len(jobs), len(res.Failed), time.Since(started).Seconds(), path, hpath)
 			return nil
 		},
 	}
