@@ -276,7 +276,7 @@
 //
 // From the run's events and counters: checkpoints_triggered, _completed,
 // _failed (and _failed_by_reason: failure, timeout, subsumed, declined,
-// metadata write failed); checkpoints_failed_store (declined after a failed
+// declined: task not ready, metadata write failed); checkpoints_failed_store (declined after a failed
 // snapshot or transaction write, or a failed metadata write),
 // checkpoints_expired (timed out), tolerable_failed_checkpoints and
 // failovers_on_checkpoint_failure (job failovers because more checkpoints
