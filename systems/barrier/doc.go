@@ -263,11 +263,20 @@
 // A higher count keeps the job running on the last completed checkpoint,
 // so a later crash replays more.
 //
+// A trigger that overtakes a source's Deploy (with chaining the
+// coordinator's messages overtake a source's queued input, so a trigger
+// can pass a Deploy waiting on a paused worker) is declined when the
+// Deploy of its attempt arrives (checkpoint.KindNotReady), as a Flink task
+// not yet RUNNING declines with
+// CHECKPOINT_DECLINED_TASK_NOT_READY: the coordinator aborts the checkpoint
+// ("declined: task not ready") without counting it as failed, and the next
+// trigger finds the source deployed.
+//
 // # Metrics (run.json system_metrics)
 //
 // From the run's events and counters: checkpoints_triggered, _completed,
 // _failed (and _failed_by_reason: failure, timeout, subsumed, declined,
-// metadata write failed); checkpoints_failed_store (declined after a failed
+// declined: task not ready, metadata write failed); checkpoints_failed_store (declined after a failed
 // snapshot or transaction write, or a failed metadata write),
 // checkpoints_expired (timed out), tolerable_failed_checkpoints and
 // failovers_on_checkpoint_failure (job failovers because more checkpoints
@@ -309,7 +318,13 @@
 // end of the log none. An incremental snapshot is checked as the state
 // its chain gives. The check covers the retained checkpoints
 // (--checkpoints-retained: 1 by default, 64 covers about a minute at the
-// default interval); older ones are counted as snapshots_not_retained. Results: snapshots_checked,
+// default interval): those the last completed-checkpoint record lists,
+// which must have every snapshot, plus any discarded one whose files are
+// all still in the store. Older ones are counted as snapshots_not_retained,
+// including a discarded checkpoint with files left behind (a master crash
+// loses the old leader's pending deletions; the new leader deletes only
+// what its retained checkpoints stop referencing, so part of such a
+// checkpoint can stay). Results: snapshots_checked,
 // snapshots_consistent, snapshots_inconsistent, snapshot_problems and
 // safety_violations (= inconsistent; > 0 makes the run exit 3).
 package barrier

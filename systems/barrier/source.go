@@ -31,6 +31,16 @@ type source struct {
 	halted int64
 	// parked: the poll timer fired while halted and was not re-armed.
 	parked bool
+	// early are the triggers that reached the source before its Deploy.
+	// With chaining the coordinator's messages overtake queued input
+	// (checkpoint.Config.MailToSources), so a trigger can pass a Deploy
+	// waiting on a paused worker; the deployment declines those of its
+	// attempt, as a Flink task not yet RUNNING declines a trigger
+	// (TASK_NOT_READY), rather than leave their checkpoints waiting for
+	// this source until they expire (torture barrier seed 7, run 89). A
+	// trigger that no Deploy follows (a restarted worker's source before
+	// the failure is detected) is dropped: that checkpoint expires.
+	early []engine.Msg
 }
 
 const pollTimer = 1
@@ -60,8 +70,11 @@ func (s *source) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case checkpoint.KindDeploy:
 		s.deploy(ctx, m)
 	case checkpoint.KindTrigger:
-		if s.part.Current(m) {
+		switch {
+		case s.part.Current(m):
 			s.trigger(ctx, m.Val)
+		case !s.part.Deployed:
+			s.early = append(s.early, m)
 		}
 	case checkpoint.KindComplete:
 		if s.part.Current(m) {
@@ -104,6 +117,12 @@ func (s *source) abort(n int64) {
 
 func (s *source) deploy(ctx engine.Ctx, m engine.Msg) {
 	n := s.part.OnDeploy(m)
+	for _, t := range s.early {
+		if int64(t.Key) == s.part.Attempt {
+			s.part.NotReady(ctx, t)
+		}
+	}
+	s.early = nil
 	s.reader.Next = 0
 	if n >= 0 {
 		snap := s.load(ctx, n)

@@ -56,6 +56,15 @@ const (
 	// The coordinator aborts the checkpoint, as Flink's does when a task
 	// declines one; the job keeps running on the last completed checkpoint.
 	KindDecline
+	// KindNotReady tells the coordinator that a source got the trigger of
+	// checkpoint Val ahead of the Deploy of the same attempt (Key), as
+	// a Flink task not yet RUNNING declines a trigger with
+	// CHECKPOINT_DECLINED_TASK_NOT_READY. The coordinator aborts the
+	// checkpoint at once and does not count it as failed (Flink's
+	// CheckpointFailureManager ignores that reason): the next trigger finds
+	// the source deployed. Without it the checkpoint would wait for an
+	// acknowledgement that never comes, until --checkpoint-timeout.
+	KindNotReady
 )
 
 // Ack is what a task reports about its snapshot.
@@ -418,6 +427,15 @@ func (c *Coordinator) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 				c.checkpointFailed(ctx, m.Val)
 			}
 		}
+	case KindNotReady:
+		// The trigger's attempt is in Key: one of an older attempt of
+		// the region is stale (its checkpoint was aborted by the
+		// failover).
+		if r, ok := c.regionOf[from]; ok && int64(m.Key) == c.regionAttempt[r] {
+			if _, ok := c.pending[m.Val]; ok {
+				c.abort(ctx, m.Val, "declined: task not ready")
+			}
+		}
 	case engine.KindFailure:
 		c.onFailure(ctx, m.Body.(engine.Failure))
 	case engine.KindWorkerUp:
@@ -725,6 +743,16 @@ func (p *Participant) Acknowledge(ctx engine.Ctx, n int64, a Ack) {
 func (p *Participant) Decline(ctx engine.Ctx, n int64) {
 	ctx.Record(engine.Event{Kind: "snapshot_declined", ID: n})
 	ctx.Send(p.Coordinator, engine.Msg{Kind: KindDecline, Ctrl: true, Key: uint64(p.Attempt), Val: n, Size: 16})
+}
+
+// NotReady declines trigger m, which reached this task ahead of the
+// Deploy of its attempt: a trigger the coordinator sent ahead of the task's
+// queued input (Config.MailToSources) overtakes a Deploy still waiting
+// there, for instance on a paused worker. The decline carries the
+// trigger's attempt.
+func (p *Participant) NotReady(ctx engine.Ctx, m engine.Msg) {
+	ctx.Record(engine.Event{Kind: "trigger_declined_not_ready", ID: m.Val})
+	ctx.Send(p.Coordinator, engine.Msg{Kind: KindNotReady, Ctrl: true, Key: m.Key, Val: m.Val, Size: 16})
 }
 
 // Load reads this task's snapshot of checkpoint n (charging the read).
