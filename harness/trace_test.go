@@ -210,6 +210,37 @@ func TestTraceSamplesData(t *testing.T) {
 	}
 }
 
+// Storm's ack stream is sampled message by message, but a followed tree
+// (one in 256, by its id) is recorded whole: its init, acks and done are
+// all in the trace.
+func TestTraceFollowsWholeTrees(t *testing.T) {
+	cfg := short("stormack", "crash")
+	cfg.Duration, cfg.Rate = 3*engine.Second, 30_000 // too many acks per bucket to sample whole trees
+	h, recs, out := traced(t, cfg)
+	checkShape(t, h, recs, out.Result)
+	kinds := map[int64]map[string]int{}
+	for _, r := range recs {
+		if r.Type == trace.TypeMsg && r.Ctrl && r.ID != 0 && (r.Kind == "init" || r.Kind == "ack" || r.Kind == "tree_done") {
+			if kinds[r.ID] == nil {
+				kinds[r.ID] = map[string]int{}
+			}
+			kinds[r.ID][r.Kind]++
+		}
+	}
+	whole := 0
+	for _, k := range kinds {
+		if k["init"] > 0 && k["ack"] > 1 && k["tree_done"] > 0 {
+			whole++
+		}
+	}
+	// About 470 trees are followed (30 000 a second over the 4 s window,
+	// one in 256), most of them inside it; the sample alone keeps 9 whole.
+	if whole < 100 {
+		t.Fatalf("%d trees of %d traced have their init, acks and done: want the followed ones, about 470", whole, len(kinds))
+	}
+	t.Logf("%d whole trees of %d traced", whole, len(kinds))
+}
+
 // A trace that reaches its bound stops there and says so.
 func TestTraceTruncated(t *testing.T) {
 	cfg := short("barrier", "crash")

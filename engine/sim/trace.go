@@ -21,8 +21,10 @@ import (
 // first bucket of a kind on a channel takes its first Sample messages; a
 // later one takes every stride-th from a seed-derived offset, the stride
 // being the previous bucket's count over Sample, so the samples spread over
-// the bucket. Everything depends on the seed and the run alone, so a seed
-// gives the same trace byte for byte.
+// the bucket. A sampled control message of a followed unit (followEvery)
+// is recorded whatever the sample, so whole ack trees show. Everything
+// depends on the seed and the run alone, so a seed gives the same trace
+// byte for byte.
 
 // TraceConfig turns the recorder on.
 type TraceConfig struct {
@@ -159,7 +161,7 @@ func (r *tracer) send(p, q *proc, ch *channel, m *engine.Msg, seq uint64, prio b
 		if r.class(m).sampled {
 			return
 		}
-	} else if k := r.kindOn(ch, m); k.sampled && !r.sample(ch, k, t) {
+	} else if k := r.kindOn(ch, m); k.sampled && !r.sample(ch, k, t) && !r.followed(m) {
 		return
 	}
 	info := r.info(m)
@@ -171,6 +173,23 @@ func (r *tracer) send(p, q *proc, ch *channel, m *engine.Msg, seq uint64, prio b
 		ct := ch.tr
 		ct.pending = append(ct.pending, pendingMsg{seq: seq, prio: prio, rec: len(r.recs) - 1})
 	}
+}
+
+// followEvery: one unit in followEvery (a tree, by the id its sampled
+// control messages carry) is followed: every one of its messages is
+// recorded, beside the per-bucket sample. Storm's ack stream is sampled
+// message by message, which leaves one message of most trees; a followed
+// tree shows whole, from its init through every ack to its done.
+const followEvery = 256
+
+// followed reports whether m is a sampled control message of a followed
+// unit (chosen from the seed and the id alone, so the same on every run).
+func (r *tracer) followed(m *engine.Msg) bool {
+	if !m.Ctrl {
+		return false
+	}
+	id := r.info(m).ID
+	return id != 0 && engine.Mix64(r.seed^0x666f6c6c6f77^uint64(id))%followEvery == 0
 }
 
 // kindOn is the state of m's kind on ch.
