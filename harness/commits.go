@@ -49,6 +49,12 @@ type commitPipe struct {
 	done  bool           // stopped
 	fault any            // a panic of the checking goroutine
 	check func(q *queuedCommit)
+	// checkPiece, if set, checks a piece handed over whole and reports
+	// whether it kept the piece: the output store holds a 2PC burst's
+	// pieces until their commits settle and gives them back through
+	// release, instead of copying each commit. Unset, or when it keeps
+	// nothing, each commit of the piece goes through check.
+	checkPiece func(now, at engine.Time, cs []engine.Commit) (kept bool)
 	// background does one bounded step of other work and reports whether
 	// any is left; nil when there is none.
 	background func() bool
@@ -164,9 +170,8 @@ func (p *commitPipe) loop(work <-chan *commitBatch) {
 		}
 		p.run(b)
 		for i, piece := range b.pieces {
-			select {
-			case p.spare <- piece[:0]:
-			default:
+			if piece != nil { // nil: kept by checkPiece
+				p.release(piece)
 			}
 			b.pieces[i] = nil
 		}
@@ -194,11 +199,24 @@ func (p *commitPipe) run(b *commitBatch) {
 			p.check(q)
 			continue
 		}
+		if p.checkPiece != nil && p.checkPiece(q.now, q.at, b.pieces[q.c.Value]) {
+			b.pieces[q.c.Value] = nil
+			continue
+		}
 		e := queuedCommit{now: q.now, at: q.at, kind: queuedCommitKind}
 		for _, c := range b.pieces[q.c.Value] {
 			e.c = c
 			p.check(&e)
 		}
+	}
+}
+
+// release gives a checked piece back for buffer (any goroutine), or to
+// the collector when spare holds enough.
+func (p *commitPipe) release(piece []engine.Commit) {
+	select {
+	case p.spare <- piece[:0]:
+	default:
 	}
 }
 

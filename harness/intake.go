@@ -106,6 +106,23 @@ func (r *runner) takeQueued(q *queuedCommit) {
 	}
 }
 
+// takePiece is the commit pipe's checker for a 2PC piece handed over whole:
+// each commit is measured and given to the delivery checker as takeQueued
+// would, and the output store keeps the piece itself (reportPiece). It
+// reports whether it took the piece; it does not when the store must see
+// each commit's status (the observer).
+func (r *runner) takePiece(now, at engine.Time, cs []engine.Commit) bool {
+	if r.commitHook != nil || !r.store.holdsPieces() {
+		return false
+	}
+	for i := range cs {
+		r.measureCommit(now, at, cs[i])
+		r.delivery.RecordAt(cs[i].ID, int64(at))
+	}
+	r.store.reportPiece(now, at, cs)
+	return true
+}
+
 // checkCommit gives a commit to the delivery checker and the output store
 // (inline, or on the commit pipe's goroutine).
 func (r *runner) checkCommit(now, at engine.Time, c engine.Commit) {

@@ -18,7 +18,9 @@ import (
 //     to a CPU slice. The store holds reported commits in sorted runs and settles
 //     them, in (instant, report order), once the simulation has passed
 //     their instant: nothing reported later can be earlier. visible is the
-//     settled state.
+//     settled state. A 2PC piece (all its commits at one instant) is held
+//     whole, as one entry standing for its commits (reportPiece), and
+//     given back to the commit pipe once it settles.
 //   - A read served at instant t returns the value of the key's last commit
 //     strictly before t (every such commit has been reported and settled),
 //     so it never sees part of the commits of one instant.
@@ -39,6 +41,14 @@ type outputStore struct {
 	free    []*run
 	seq     uint64
 	visible *keyed.Table
+
+	// pieces holds the 2PC pieces reported whole (reportPiece), indexed
+	// by their header entry's key, until they settle; freePieces are the
+	// indices free for reuse. release gives a settled piece back to the
+	// commit pipe's sinks.
+	pieces     [][]engine.Commit
+	freePieces []uint64
+	release    func([]engine.Commit)
 
 	regressions int64
 	first       *Regression
@@ -70,12 +80,22 @@ type Regression struct {
 	To   int64   `json:"to"`   // the smaller value the commit showed
 }
 
+// pieceHeader is the status of a run entry that stands for a whole piece
+// (reportPiece): its key indexes pieces, its value is the piece's length
+// and its seq the first of the piece's len(piece) consecutive seqs. Nothing
+// reported apart from the piece can fall between two of its commits in
+// (at, seq) order, so the merge moves the piece as one entry.
+const pieceHeader check.CommitStatus = 255
+
 func newOutputStore() *outputStore { return &outputStore{visible: keyed.New(0)} }
 
 // run is a sorted run of pending commits; buf[head:] are unsettled.
 type run struct {
 	buf  []pending
 	head int
+	// commits counts the unsettled commits of buf[head:], a piece's
+	// header counting its whole piece.
+	commits int
 }
 
 func before(a, b *pending) bool { return a.at < b.at || (a.at == b.at && a.seq < b.seq) }
@@ -83,7 +103,36 @@ func before(a, b *pending) bool { return a.at < b.at || (a.at == b.at && a.seq <
 // report takes a commit reported at simulated time now (at >= now).
 func (s *outputStore) report(now, at engine.Time, c engine.Commit, status check.CommitStatus) {
 	s.seq++
-	p := pending{at: at, born: c.Born, seq: s.seq, key: c.Key, value: c.Value, id: c.ID, status: status}
+	s.add(now, pending{at: at, born: c.Born, seq: s.seq, key: c.Key, value: c.Value, id: c.ID, status: status})
+}
+
+// holdsPieces reports whether reportPiece may be used: the observer's
+// onSettle wants each commit's delivery status, which a held piece does
+// not keep.
+func (s *outputStore) holdsPieces() bool { return s.onSettle == nil && s.release != nil }
+
+// reportPiece takes the commits of a 2PC piece, all made at instant at and
+// reported at now, as report would one by one, keeping the piece itself
+// until they settle: a burst's commits are not copied again (a checkpoint's
+// effects, a few hundred thousand a second in the main job). The store
+// owns cs until it gives it to release.
+func (s *outputStore) reportPiece(now, at engine.Time, cs []engine.Commit) {
+	var i uint64
+	if n := len(s.freePieces); n > 0 {
+		i, s.freePieces = s.freePieces[n-1], s.freePieces[:n-1]
+		s.pieces[i] = cs
+	} else {
+		i = uint64(len(s.pieces))
+		s.pieces = append(s.pieces, cs)
+	}
+	first := s.seq + 1
+	s.seq += uint64(len(cs))
+	s.add(now, pending{at: at, seq: first, key: i, value: int64(len(cs)), status: pieceHeader})
+}
+
+// add puts a reported entry on the run it extends.
+func (s *outputStore) add(now engine.Time, p pending) {
+	at := p.at
 	var best *run
 	for _, r := range s.runs {
 		if tail := &r.buf[len(r.buf)-1]; tail.at <= at && (best == nil || tail.at > best.buf[len(best.buf)-1].at) {
@@ -109,7 +158,12 @@ func (s *outputStore) report(now, at engine.Time, c engine.Commit, status check.
 		best.buf = grown
 	}
 	best.buf = append(best.buf, p)
-	if len(best.buf)-best.head >= 1<<14 {
+	if p.status == pieceHeader {
+		best.commits += int(p.value)
+	} else {
+		best.commits++
+	}
+	if best.commits >= 1<<14 {
 		// Keep runs short-lived: everything before now can settle.
 		s.settle(now)
 	}
@@ -143,6 +197,11 @@ func (s *outputStore) settle(t engine.Time) {
 			}
 			s.apply(h)
 			first.head++
+			if h.status == pieceHeader {
+				first.commits -= int(h.value)
+			} else {
+				first.commits--
+			}
 		}
 		if first.head >= 1024 && 2*first.head >= len(first.buf) {
 			// A run its process keeps extending never empties: drop the
@@ -164,6 +223,10 @@ func (s *outputStore) settle(t engine.Time) {
 }
 
 func (s *outputStore) apply(p *pending) {
+	if p.status == pieceHeader {
+		s.applyPiece(p)
+		return
+	}
 	v, ok := s.visible.Ptr(p.key)
 	if prev := *v; ok && p.value < prev {
 		s.regressions++
@@ -175,6 +238,21 @@ func (s *outputStore) apply(p *pending) {
 	if s.onSettle != nil {
 		s.onSettle(p)
 	}
+}
+
+// applyPiece applies the commits of the piece a header entry stands for,
+// in their seq order, and gives the piece back.
+func (s *outputStore) applyPiece(h *pending) {
+	cs := s.pieces[h.key]
+	p := pending{at: h.at}
+	for i := range cs {
+		c := &cs[i]
+		p.seq, p.key, p.value, p.born, p.id = h.seq+uint64(i), c.Key, c.Value, c.Born, c.ID
+		s.apply(&p)
+	}
+	s.pieces[h.key] = nil
+	s.freePieces = append(s.freePieces, h.key)
+	s.release(cs)
 }
 
 // read serves a read of key at instant t.

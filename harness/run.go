@@ -32,6 +32,7 @@ func (r *runner) run() *Outcome {
 			// feeds the oracle pass, so that the harness's own work
 			// never takes turns with the event loop for a core.
 			r.pipe = newCommitPipe(r.takeQueued, pass.step, pipeQueueBytes(r.recordsPerSecond()))
+			r.pipe.checkPiece, r.store.release = r.takePiece, r.pipe.release
 			defer r.pipe.stop()
 		} else {
 			go pass.run()
