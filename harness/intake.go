@@ -97,7 +97,7 @@ func (r *runner) measureCommit(now, at engine.Time, c engine.Commit) {
 func (r *runner) takeQueued(q *queuedCommit) {
 	switch q.kind {
 	case queuedSample:
-		r.series.Lag(q.at, r.lag(q.at))
+		r.series.Lag(q.at, r.lag(q.at)+q.c.Value) // c.Value: the internal lag when queued
 	case queuedCheckpoint:
 		r.series.Checkpoint(q.at, engine.Time(q.c.Value))
 	case queuedCommitKind:

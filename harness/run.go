@@ -6,6 +6,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/metrics"
+	"ftbench/systems"
 )
 
 // The run loop: the oracle pass and the commit pipe started beside the
@@ -95,11 +96,11 @@ func (r *runner) Sample(at engine.Time) {
 	if r.pipe != nil && !r.drained && at < r.cfg.Duration {
 		// Nothing to decide before the input ends: the lag can wait for
 		// the checker (commitPipe.mark), so the event loop does not.
-		r.pipe.mark(queuedSample, at, 0)
+		r.pipe.mark(queuedSample, at, r.counters[systems.InternalLag])
 		return
 	}
 	r.syncCommits()
-	r.series.Lag(at, r.lag(at))
+	r.series.Lag(at, r.lag(at)+r.counters[systems.InternalLag])
 	if r.drained {
 		if at >= r.drainedAt+r.settle {
 			r.rt.Stop()
@@ -116,7 +117,9 @@ func (r *runner) Sample(at engine.Time) {
 
 // lag is the source lag: records appended but not yet covered by the
 // highest committed offset of their partition (Kafka's consumer lag against
-// what the sink has made visible).
+// what the sink has made visible). Sample adds the records the system's
+// internal queues hold unread (systems.InternalLag), which only systems with
+// durable internal topics count.
 func (r *runner) lag(at engine.Time) int64 {
 	appended := r.log.Appended(at)
 	var lag int64

@@ -138,6 +138,16 @@ var Record = engine.MsgInfo{Kind: "record"}
 // trace's ids keep, so that a browser reads it exactly.
 func TraceID(id uint64) int64 { return int64(id & (1<<53 - 1)) }
 
+// InternalLag names the run counter (engine.Ctx.Count) in which a system
+// whose pipeline holds records in durable internal queues without
+// backpressure (Kafka Streams' repartition topics) keeps how many records
+// in them its consumers have not read yet. The harness adds it to the
+// source lag it samples, so that for such a system the lag is the consumer
+// lag over every topic the application reads, as Kafka reports it, and a
+// backlog building up inside the pipeline is overload as one at the source
+// is (docs/metrics.md, "Source lag").
+const InternalLag = "internal_lag_records"
+
 // Summarizer is implemented by systems that derive their own metrics (for
 // run.json's "system_metrics") from the run's protocol events and counters.
 type Summarizer interface {
