@@ -75,11 +75,14 @@ func commitPeriod(r *sweep.StoredRun) float64 {
 }
 
 // bursty reports whether a run's sink commits in bursts, once per commit
-// cycle (run.json commit_cycle_s; for results written without it, when
-// the median gap between commits is more than one bucket).
+// cycle longer than a bucket and a half (run.json commit_cycle_s; for
+// results written without it, when the median gap between commits is). A
+// shorter cycle (kstreams' 100 ms exactly-once commit interval) commits in
+// nearly every bucket, so its bursts run together and steps from one to
+// the next would span seconds: it is drawn as continuous output.
 func bursty(r *sweep.StoredRun) bool {
-	if r.Result.Config.CommitCycleS > 0 {
-		return true
+	if c := r.Result.Config.CommitCycleS; c > 0 {
+		return c > 1.5*r.Result.Config.BucketS
 	}
 	return commitPeriod(r) > 1.5*r.Result.Config.BucketS
 }
