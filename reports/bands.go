@@ -261,15 +261,18 @@ func addBandLegend(legend []legendEntry, bands []band) []legendEntry {
 	return legend
 }
 
-// bandTable is the data behind the bands (faults.csv).
+// bandTable is the data behind the bands (faults.csv), with each band's
+// fill as the PNGs draw it (a CSS colour), so that report/index.html shades
+// its charts' fault windows in the same colours.
 func bandTable(bands []band) *table {
-	t := &table{header: []string{"kind", "label", "start_s", "end_s", "detected_s"}}
+	t := &table{header: []string{"kind", "label", "start_s", "end_s", "detected_s", "fill"}}
 	for _, b := range bands {
 		det := any("")
 		if b.Detected > 0 {
 			det = b.Detected
 		}
-		t.add(b.Kind, b.Label, b.Start, b.End, det)
+		c := bandColor(b.Kind)
+		t.add(b.Kind, b.Label, b.Start, b.End, det, fmt.Sprintf("rgba(%d,%d,%d,%.3f)", c.R, c.G, c.B, float64(c.A)/255))
 	}
 	return t
 }

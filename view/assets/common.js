@@ -29,16 +29,16 @@ var FT = (function () {
     return b + " B";
   }
 
-  // bandsPlugin shades [from, to] x ranges (s) on a uPlot chart, as the PNG
-  // reports shade fault windows.
+  // bandsPlugin shades [from, to, fill] x ranges (s) on a uPlot chart, as the
+  // PNG reports shade fault windows (fill: their colour; default red).
   function bandsPlugin(bands) {
     return {
       hooks: {
         drawClear: function (u) {
           var ctx = u.ctx;
           ctx.save();
-          ctx.fillStyle = "rgba(220,40,40,0.15)";
           bands.forEach(function (b) {
+            ctx.fillStyle = b[2] || "rgba(220,40,40,0.15)";
             var x0 = u.valToPos(b[0], "x", true);
             var x1 = u.valToPos(Math.max(b[1], b[0] + 0.05), "x", true);
             ctx.fillRect(x0, u.bbox.top, Math.max(x1 - x0, 2), u.bbox.height);

@@ -27,9 +27,9 @@
   var faults = {};
   R.tables.forEach(function (t) {
     if (t.name.slice(-10) === "faults.csv") {
-      var s = t.header.indexOf("start_s"), e = t.header.indexOf("end_s"), g = group(t.name);
+      var s = t.header.indexOf("start_s"), e = t.header.indexOf("end_s"), f = t.header.indexOf("fill"), g = group(t.name);
       faults[g] = faults[g] || [];
-      t.rows.forEach(function (r) { faults[g].push([+r[s], +r[e]]); });
+      t.rows.forEach(function (r) { faults[g].push([+r[s], +r[e], f >= 0 ? r[f] : ""]); });
     }
   });
   R.tables.forEach(function (t) {
