@@ -142,6 +142,9 @@ type assignment struct {
 	gen     int64
 	active  []taskID
 	standby []taskID
+	// handover: active tasks moved off a live owner (KIP-441's planned
+	// moves): their start is a handover, not a recovery.
+	handover []taskID
 	// rejoined: a static member back within the session timeout keeps
 	// its tasks with no rebalance.
 	rejoined bool

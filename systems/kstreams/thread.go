@@ -51,6 +51,8 @@ type thread struct {
 	standby  []*task // [taskID]: standby tasks
 	local    []*task // [taskID]: stores of closed tasks still in the state directory
 	paused   engine.Time
+	revoking []taskID // cooperative: tasks revoked for a move, given up after the next commit (handover.go)
+	handover []bool   // [taskID]: assigned as a planned move, its start recorded as a handover
 
 	ph        phase
 	commitReq bool
@@ -78,6 +80,7 @@ func newThread(p *params, idx int) *thread {
 	th.tasks = make([]*task, p.nTasks())
 	th.standby = make([]*task, p.nTasks())
 	th.local = make([]*task, p.nTasks())
+	th.handover = make([]bool, p.nTasks())
 	return th
 }
 
@@ -102,6 +105,7 @@ func (th *thread) Init(ctx engine.Ctx) {
 func (th *thread) start() {
 	th.ready = false
 	th.seq = 0
+	th.revoking = nil // a fresh member holds no task
 	th.ctx.Send(th.p.broker, engine.Msg{Kind: kInitPid, Ctrl: true, Size: requestBytes, Val: int64(th.idx)})
 }
 
@@ -397,6 +401,7 @@ func (th *thread) committed(r txnReply) {
 		th.late = nil
 		th.flush()
 	}
+	th.releaseRevoked()
 	if th.revoke {
 		th.revokeAll()
 	}
@@ -502,14 +507,15 @@ func (th *thread) assigned(a assignment) {
 		want[id] = true
 	}
 	for id, t := range th.tasks {
-		if t != nil && !want[id] {
-			th.tasks[id] = nil // revoked (cooperative: already committed)
+		if t != nil && !want[id] && !th.keepRevoked(t) {
+			th.tasks[id] = nil // revoked (eager: already committed)
 		}
 	}
 	wantSB := make([]bool, th.p.nTasks())
 	for _, id := range a.standby {
 		wantSB[id] = true
 	}
+	th.markHandover(a)
 	for _, id := range a.active {
 		if th.tasks[id] != nil {
 			continue
@@ -561,7 +567,7 @@ func (th *thread) offsetFetched(o offset) {
 	if t.store == nil {
 		// A stateless task has nothing to restore: it passes through
 		// RESTORING at once.
-		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(o.task), Value: int64(th.ctx.Now() - t.restoreBegan), Note: "from=none"})
+		th.ctx.Record(engine.Event{Kind: th.startKind(o.task), ID: int64(o.task), Value: int64(th.ctx.Now() - t.restoreBegan), Note: "from=none"})
 		th.running(t)
 		return
 	}
@@ -599,7 +605,7 @@ func (th *thread) restoreChunk(c restoreChunk) {
 	case !c.done:
 		th.requestRestore(t, c.task)
 	default:
-		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored, Note: "from=" + t.from})
+		th.ctx.Record(engine.Event{Kind: th.startKind(c.task), ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored, Note: "from=" + t.from})
 		th.running(t)
 	}
 }
