@@ -132,15 +132,18 @@ func (b *broker) assign(ctx engine.Ctx) (int64, []bool) {
 			if to < 0 || p.instanceOf(owner) == to || c.away[owner] || !caughtUp(t, to) {
 				continue // on target, or staying while a warm-up catches up
 			}
-			if !p.eager {
+			if !p.eager && c.holds[owner] {
 				// KIP-429: the owner revokes it first.
 				c.revoking[t], c.planned[t], c.active[t] = owner, true, -1
 				load[owner]--
 				ctx.Record(engine.Event{Kind: evRevoked, ID: int64(t), Value: int64(owner)})
 				continue
 			}
+			// Eager: every member revoked every task already. A fresh
+			// member (restarted) holds none: it is recovery, not a
+			// handover.
 			load[owner]--
-			c.active[t], c.planned[t], owned[t] = -1, true, true
+			c.active[t], c.planned[t], owned[t] = -1, c.holds[owner], true
 		}
 		// A caught-up copy on the target, else anywhere, else the target
 		// (its warm-up's thread first), else any thread.
@@ -324,6 +327,18 @@ func (b *broker) probe(ctx engine.Ctx, seq int64) {
 	b.c.probing = true
 	ctx.Record(engine.Event{Kind: evProbing, ID: b.c.gen + 1})
 	b.startRebalance(ctx)
+}
+
+// forgetCopies: a fresh member holds no standby or warm-up state either;
+// its copies start again from the changelog's start.
+func (b *broker) forgetCopies(th int) {
+	for t := range b.c.standby {
+		for i, s := range b.c.standby[t] {
+			if s == th {
+				b.c.standAt[t][i] = 0
+			}
+		}
+	}
 }
 
 // forgetRevoking: thread th joins again holding no task (restarted, or

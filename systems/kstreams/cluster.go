@@ -31,6 +31,7 @@ type cluster struct {
 	warm     []int         // [task]: the thread of standby[task] that is a warm-up (KIP-441), -1 when none
 	revoking []int         // [task]: a live member revoking it for a move (cooperative), -1 when none
 	planned  []bool        // [task]: moved off a live owner, not yet assigned to its new one
+	holds    []bool        // [thread]: holds the tasks it was assigned (false from a fresh JoinGroup to its next assignment)
 	pending  int           // tasks the last assignment left off their target instance (KIP-441 movements)
 	probeSeq int64         // the probing rebalance armed last (earlier timers are void)
 	probing  bool          // the rebalance in progress is a probing one
@@ -64,6 +65,7 @@ func newCluster(p *params) *cluster {
 		warm:      make([]int, p.nTasks()),
 		revoking:  make([]int, p.nTasks()),
 		planned:   make([]bool, p.nTasks()),
+		holds:     make([]bool, p.nThreads()),
 	}
 	for s := 1; s < len(p.subs); s++ {
 		for i := 0; i < p.parts; i++ {

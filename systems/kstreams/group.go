@@ -62,13 +62,22 @@ func (b *broker) remove(ctx engine.Ctx, th int) {
 func (b *broker) join(ctx engine.Ctx, j join) {
 	th := j.thread
 	b.c.joinedAt[th] = ctx.Now()
-	b.forgetRevoking(th) // a JoinGroup comes from a thread holding no task
+	// A JoinGroup comes from a thread that gave up what it was revoking;
+	// a fresh member's (generation 0: started, or fenced and closed
+	// dirty) from one holding no task at all, as its subscription's
+	// owned partitions would say.
+	b.forgetRevoking(th)
+	if j.gen == 0 {
+		b.c.holds[th] = false
+		b.forgetCopies(th)
+	}
 	b.heartbeat(ctx, th)
 	if b.p.static && b.c.member[th] && b.c.away[th] && !b.rebal {
 		// KIP-345: the same group.instance.id back within the session
 		// timeout gets its assignment back; nobody else rebalances.
 		b.c.away[th] = false
 		ctx.Record(engine.Event{Kind: evStaticRejoin, ID: int64(th)})
+		b.c.holds[th] = true
 		b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, true, nil))
 		return
 	}
@@ -131,6 +140,7 @@ func (b *broker) maybeAssign(ctx engine.Ctx) {
 	ctx.Record(engine.Event{Kind: evDeploy, ID: b.c.gen})
 	for th := range b.c.member {
 		if b.c.member[th] && !b.c.away[th] {
+			b.c.holds[th] = true
 			b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, false, handover))
 		}
 	}

@@ -10,9 +10,14 @@ package kstreams
 
 // keepRevoked: task t, running, is missing from the new assignment under
 // cooperative rebalancing: it is kept until the next commit. A task not
-// running yet has nothing to commit and is dropped.
+// running yet has nothing to commit: it is dropped, and the thread
+// rejoins at once (the coordinator may be withholding it).
 func (th *thread) keepRevoked(t *task) bool {
-	if th.p.eager || t.state != tsRunning {
+	if th.p.eager {
+		return false
+	}
+	if t.state != tsRunning {
+		th.dropped = true
 		return false
 	}
 	for _, id := range th.revoking {
@@ -51,6 +56,16 @@ func (th *thread) markHandover(a assignment) {
 	th.revoking = kept
 }
 
+// rejoinAfterDrops: tasks were dropped from the assignment before they
+// ran, and none is left to commit: the thread rejoins now (KIP-429: a
+// member that gave partitions up rejoins).
+func (th *thread) rejoinAfterDrops() {
+	if th.dropped && len(th.revoking) == 0 {
+		th.send(kJoin, requestBytes, join{thread: th.idx, gen: th.gen})
+	}
+	th.dropped = false
+}
+
 // releaseRevoked closes the revoked tasks after a successful commit (their
 // offsets are committed) and rejoins the group.
 func (th *thread) releaseRevoked() {
@@ -66,7 +81,7 @@ func (th *thread) releaseRevoked() {
 		}
 	}
 	th.revoking = nil
-	th.send(kJoin, requestBytes, join{thread: th.idx})
+	th.send(kJoin, requestBytes, join{thread: th.idx, gen: th.gen}) // a member's rejoin: it holds its other tasks
 }
 
 // startKind is the event a task's start (restored, running) is recorded

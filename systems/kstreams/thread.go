@@ -53,6 +53,7 @@ type thread struct {
 	paused   engine.Time
 	revoking []taskID // cooperative: tasks revoked for a move, given up after the next commit (handover.go)
 	handover []bool   // [taskID]: assigned as a planned move, its start recorded as a handover
+	dropped  bool     // cooperative: the assignment took a task that had not started running
 
 	ph        phase
 	commitReq bool
@@ -516,6 +517,7 @@ func (th *thread) assigned(a assignment) {
 		wantSB[id] = true
 	}
 	th.markHandover(a)
+	th.rejoinAfterDrops()
 	for _, id := range a.active {
 		if th.tasks[id] != nil {
 			continue
