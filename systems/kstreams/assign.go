@@ -1,6 +1,8 @@
 package kstreams
 
 import (
+	"slices"
+
 	"ftbench/engine"
 )
 
@@ -139,11 +141,12 @@ func (b *broker) assign(ctx engine.Ctx) (int64, []bool) {
 				ctx.Record(engine.Event{Kind: evRevoked, ID: int64(t), Value: int64(owner)})
 				continue
 			}
-			// Eager: every member revoked every task already. A fresh
-			// member (restarted) holds none: it is recovery, not a
-			// handover.
+			// Eager: every member revoked every task already. A task
+			// its owner had not started running, or a fresh member's
+			// (restarted: it holds none), is still being recovered: not
+			// a handover.
 			load[owner]--
-			c.active[t], c.planned[t], owned[t] = -1, c.holds[owner], true
+			c.active[t], c.planned[t], owned[t] = -1, c.holds[owner] && c.ran[t], true
 		}
 		// A caught-up copy on the target, else anywhere, else the target
 		// (its warm-up's thread first), else any thread.
@@ -168,6 +171,7 @@ func (b *broker) assign(ctx engine.Ctx) (int64, []bool) {
 			give(t, th)
 		}
 	}
+	clear(c.ran)
 	b.placeStandbys(live, load)
 	b.c.pending = b.placeWarmups(ctx, target, load)
 	return moved, handover
@@ -341,13 +345,27 @@ func (b *broker) forgetCopies(th int) {
 	}
 }
 
-// forgetRevoking: thread th joins again holding no task (restarted, or
-// fenced and closed dirty, or done revoking): what it was revoking is
-// free for the next assignment.
-func (b *broker) forgetRevoking(th int) {
+// releasedBy: a cooperative member's subscription (owned) no longer
+// names a task it was revoking: it gave it up, and the rejoin that said
+// so was lost (it died with a broker). Not known to have run and been
+// committed, its move counts as a recovery.
+func (b *broker) releasedBy(th int, owned []taskID) {
+	for t, r := range b.c.revoking {
+		if r == th && !slices.Contains(owned, taskID(t)) {
+			b.c.revoking[t], b.c.planned[t] = -1, false
+		}
+	}
+}
+
+// forgetRevoking: thread th joins again holding none of the tasks it was
+// revoking (restarted, fenced and closed dirty, or done revoking): they
+// are free for the next assignment. Those it ran and committed (ran) move
+// as a handover; the others are still being recovered.
+func (b *broker) forgetRevoking(th int, ran []taskID) {
 	for t, r := range b.c.revoking {
 		if r == th {
 			b.c.revoking[t] = -1
+			b.c.planned[t] = slices.Contains(ran, taskID(t))
 		}
 	}
 }

@@ -32,6 +32,7 @@ type cluster struct {
 	revoking []int         // [task]: a live member revoking it for a move (cooperative), -1 when none
 	planned  []bool        // [task]: moved off a live owner, not yet assigned to its new one
 	holds    []bool        // [thread]: holds the tasks it was assigned (false from a fresh JoinGroup to its next assignment)
+	ran      []bool        // [task]: eager: its owner ran it before revoking it for the rebalance in progress
 	pending  int           // tasks the last assignment left off their target instance (KIP-441 movements)
 	probeSeq int64         // the probing rebalance armed last (earlier timers are void)
 	probing  bool          // the rebalance in progress is a probing one
@@ -66,6 +67,7 @@ func newCluster(p *params) *cluster {
 		revoking:  make([]int, p.nTasks()),
 		planned:   make([]bool, p.nTasks()),
 		holds:     make([]bool, p.nThreads()),
+		ran:       make([]bool, p.nTasks()),
 	}
 	for s := 1; s < len(p.subs); s++ {
 		for i := 0; i < p.parts; i++ {

@@ -66,7 +66,7 @@ func (b *broker) join(ctx engine.Ctx, j join) {
 	// a fresh member's (generation 0: started, or fenced and closed
 	// dirty) from one holding no task at all, as its subscription's
 	// owned partitions would say.
-	b.forgetRevoking(th)
+	b.forgetRevoking(th, j.ran)
 	if j.gen == 0 {
 		b.c.holds[th] = false
 		b.forgetCopies(th)
@@ -119,6 +119,12 @@ func (b *broker) joined(ctx engine.Ctx, j join) {
 	}
 	if !b.rebal || j.gen != b.c.gen {
 		return
+	}
+	for _, t := range j.ran { // eager: what it revoked running
+		b.c.ran[t] = b.c.active[t] == j.thread
+	}
+	if !b.p.eager {
+		b.releasedBy(j.thread, j.owned)
 	}
 	delete(b.joining, j.thread)
 	b.maybeAssign(ctx)

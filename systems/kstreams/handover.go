@@ -80,8 +80,9 @@ func (th *thread) releaseRevoked() {
 			th.tasks[id] = nil
 		}
 	}
+	// A member's rejoin (generation > 0): it holds its other tasks.
+	th.send(kJoin, requestBytes, join{thread: th.idx, gen: th.gen, ran: th.revoking})
 	th.revoking = nil
-	th.send(kJoin, requestBytes, join{thread: th.idx, gen: th.gen}) // a member's rejoin: it holds its other tasks
 }
 
 // startKind is the event a task's start (restored, running) is recorded
@@ -93,4 +94,16 @@ func (th *thread) startKind(id taskID) string {
 		return evHandover
 	}
 	return evRestored
+}
+
+// owned lists the active tasks the thread holds (its subscription's
+// owned partitions, under cooperative rebalancing).
+func (th *thread) owned() []taskID {
+	var ids []taskID
+	for id, t := range th.tasks {
+		if t != nil {
+			ids = append(ids, taskID(id))
+		}
+	}
+	return ids
 }

@@ -153,4 +153,11 @@ type assignment struct {
 type join struct {
 	thread int
 	gen    int64
+	// ran: the revoked tasks the member ran and committed before this
+	// rejoin (their moves are handovers; a task dropped before it ran is
+	// still being recovered).
+	ran []taskID
+	// owned: cooperative: the active tasks the member holds, as its
+	// subscription's owned partitions say (KIP-429).
+	owned []taskID
 }

@@ -468,7 +468,7 @@ func (th *thread) closeDirty(t *task) {
 func (th *thread) rebalance(gen int64) {
 	th.rebal, th.rebalGen = true, gen
 	if !th.p.eager {
-		th.send(kJoined, requestBytes, join{thread: th.idx, gen: gen})
+		th.send(kJoined, requestBytes, join{thread: th.idx, gen: gen, owned: th.owned()})
 		return
 	}
 	// Eager: commit, then revoke every task, then rejoin.
@@ -488,16 +488,20 @@ func (th *thread) rebalance(gen int64) {
 // (its store stays in the state directory) and rejoins.
 func (th *thread) revokeAll() {
 	th.revoke = false
+	var ran []taskID // committed running: a move of one is a handover (assign.go)
 	for id, t := range th.tasks {
 		if t != nil {
-			if t.store != nil && t.state == tsRunning {
-				th.local[id] = t
+			if t.state == tsRunning {
+				ran = append(ran, taskID(id))
+				if t.store != nil {
+					th.local[id] = t
+				}
 			}
 			th.tasks[id] = nil
 		}
 	}
 	th.fetching = false
-	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.rebalGen})
+	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.rebalGen, ran: ran})
 }
 
 func (th *thread) assigned(a assignment) {
