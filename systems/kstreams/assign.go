@@ -17,8 +17,9 @@ const (
 )
 
 // assign is the StreamsPartitionAssignor with KIP-441's
-// HighAvailabilityTaskAssignor (Kafka 3.x, the default assignor until
-// Kafka 4.0's streams rebalance protocol, KIP-1071). The balanced target
+// HighAvailabilityTaskAssignor (Kafka 3.x; 4.x keeps it for the classic
+// group protocol, while KIP-1071's streams protocol assigns on the
+// broker). The balanced target
 // puts partition p of every sub-topology on instance p mod instances (on
 // another instance while that one has no live thread). A task goes to its
 // target when the target is caught up with it: it holds no state to
