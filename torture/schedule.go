@@ -223,7 +223,9 @@ func draw(base harness.Config, fixed Fixed, seed uint64) (harness.Config, error)
 // timer its recovery arms fires within the run: kstreams' probing
 // rebalance, probing-rebalance-interval after the assignment that placed
 // warm-ups (a returning instance's, at most a restart and a session
-// timeout after the last fault), plus 3 s. 0 for the other runs.
+// timeout after the last fault), plus 3 s. 0 for the other runs. Such a
+// run takes a few seconds of wall time where the others take well under
+// one (a fifth of kstreams' runs: docs/kstreams.md, "Torture").
 func recoveryTail(opts map[string]string) engine.Time {
 	d, err := time.ParseDuration(opts["probing-rebalance-interval"])
 	if err != nil || d > 5*time.Minute {
