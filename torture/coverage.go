@@ -88,6 +88,19 @@ const (
 	// kstreams: a static member came back within its session timeout and
 	// kept its tasks without a rebalance.
 	PathStaticRejoin = "static-member-rejoined"
+	// kstreams: a warm-up replica was placed on a task's balanced target
+	// instance while a caught-up one kept the task (KIP-441).
+	PathWarmup = "warmup-assigned"
+	// kstreams: a task was assigned to the thread holding its caught-up
+	// warm-up, at a probing rebalance or any later one.
+	PathWarmupPromoted = "warmup-promoted"
+	// kstreams: a probing rebalance fired (probing.rebalance.interval.ms
+	// after an assignment that left tasks off their target).
+	PathProbing = "probing-rebalance"
+	// kstreams: a task moved off a live owner started on its new one (a
+	// cooperative revocation, commit and follow-up rebalance; or an eager
+	// rebalance's move).
+	PathHandover = "task-handover"
 	// Trident replayed a batch under its txid (a new attempt after a
 	// failed or timed-out one).
 	PathTridentReplay = "trident-batch-replayed"
@@ -113,6 +126,7 @@ var Paths = []string{PathCheckpoint, PathCrashAlignment, PathCrashWrite, PathCra
 	PathMasterCrash, PathMasterTakeover, PathMasterPending2PC, PathReplaced,
 	PathPartitionDeclared, PathZombieFenced, PathCheckpointExpired,
 	PathRebalance, PathRestoreChangelog, PathRestoreStandby, PathTxnAborted, PathStaticRejoin,
+	PathWarmup, PathWarmupPromoted, PathProbing, PathHandover,
 	PathTridentReplay, PathTridentTxidSkip, PathTridentOpaqueReapply, PathTridentCoordResume, PathSourceDown}
 
 // applicable returns the paths run cfg's configuration can take: a path
@@ -208,6 +222,16 @@ func applicable(cfg harness.Config) map[string]bool {
 		}
 		if opt("static-membership") == "true" && opt("session-timeout") == "2s" {
 			set(PathStaticRejoin)
+		}
+		if cfg.Workers > 1 {
+			// A returning instance is some task's balanced target.
+			set(PathHandover)
+			if cfg.Workload != "grep" {
+				set(PathWarmup, PathWarmupPromoted)
+				if opt("probing-rebalance-interval") == "60s" {
+					set(PathProbing)
+				}
+			}
 		}
 	case "stormack":
 		// With acking off (--ackers 0) nothing times out; what a crash
@@ -412,6 +436,14 @@ func pathsHit(cfg harness.Config, events []engine.Event, workerOf map[string]int
 			hit[PathTxnAborted] = true
 		case "ks_static_rejoin":
 			hit[PathStaticRejoin] = true
+		case "ks_warmup":
+			hit[PathWarmup] = true
+		case "ks_warmup_promoted":
+			hit[PathWarmupPromoted] = true
+		case "ks_probing_rebalance":
+			hit[PathProbing] = true
+		case "ks_handover":
+			hit[PathHandover] = true
 		case "batch_started":
 			if e.Value > 0 {
 				hit[PathTridentReplay] = true

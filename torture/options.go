@@ -88,7 +88,15 @@ func always(runKind) bool { return true }
 //     KIP-892 stores (an aborted task rolls back instead of wiping); a
 //     2 KiB record cache (evictions write the changelog between commits);
 //     one thread per instance (every task of an instance on one thread, so
-//     a fenced or aborted thread rewinds all of them).
+//     a fenced or aborted thread rewinds all of them). KIP-441: an
+//     acceptable recovery lag of 200 records in a third of the runs (with
+//     10000 a few seconds' changelog is short enough that a returning
+//     instance counts as caught up and takes its tasks back at once; with
+//     200 it gets warm-ups, promoted at a later rebalance once within
+//     200), one warm-up replica or two (Kafka's default), and a probing
+//     interval of 60 s (Kafka's minimum) in a fifth of the runs, whose
+//     input then goes on 63 s past its drawn length (schedule.go) so that
+//     the probing rebalance a recovery arms fires within the run.
 //   - stormack: ack timeouts of 500 ms-2 s: short enough that a crash's lost
 //     trees time out and replay within the run; acking off (--ackers 0,
 //     at most once) in a third of the runs, so crashes also land between a
@@ -149,6 +157,9 @@ var choices = map[string][]choice{
 		{"transactional-stores", []string{"false", "true"}, func(r runKind) bool { return r.opt("guarantee") != "at-least-once" }},
 		{"cache-max-bytes", []string{"10485760", "10485760", "2048"}, always},
 		{"threads", []string{"auto", "1"}, always},
+		{"acceptable-recovery-lag", []string{"10000", "10000", "200"}, always},
+		{"max-warmup-replicas", []string{"2", "1"}, always},
+		{"probing-rebalance-interval", []string{"10m", "10m", "10m", "10m", "60s"}, always},
 	},
 	"stormack": {
 		{"ack-timeout", []string{"500ms", "1s", "2s"}, always},
@@ -181,8 +192,7 @@ var notDrawn = map[string]map[string]string{
 	},
 	"lineage": {"task-overhead": "a cost (executor CPU per task launch): no protocol step depends on it"},
 	"kstreams": {
-		"instances":               "one per worker, as the other systems place one pipeline slice per worker; the workers are drawn",
-		"acceptable-recovery-lag": "a standby follows its changelog within a poll (100 ms), far inside the default 10000 records: only a lag near it would change a path",
+		"instances": "one per worker, as the other systems place one pipeline slice per worker; the workers are drawn",
 	},
 	"trident": {
 		"max-batch-records": "a cap on a batch's size only moves records to later batches, as a partition with less appended does",

@@ -47,6 +47,9 @@ func TestBadInput(t *testing.T) {
 		{"bad work", []string{"run", "--runtime", "live", "--work", "wall"}, `--work "wall"`},
 		{"network fault live", []string{"run", "--runtime", "live", "--fault", "reorder"}, `not supported with --runtime live`},
 		{"slow live without work", []string{"run", "--runtime", "live", "--work", "none", "--fault", "slow"}, `not supported with --runtime live`},
+		{"kstreams probing below Kafka's minimum", []string{"run", "--system", "kstreams", "--probing-rebalance-interval", "59s"}, `--probing-rebalance-interval="59s": want at least 60s`},
+		{"kstreams bad probing interval", []string{"run", "--system", "kstreams", "--probing-rebalance-interval", "soon"}, `--probing-rebalance-interval`},
+		{"kstreams no warm-up replicas", []string{"run", "--system", "kstreams", "--max-warmup-replicas", "0"}, `--max-warmup-replicas="0": want an integer from 1`},
 		{"unknown command", []string{"frob"}, `frob`},
 	}
 	for _, tc := range cases {

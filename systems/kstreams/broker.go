@@ -54,6 +54,7 @@ const (
 	tRemove            // + thread << 8: remove a failed member
 	tRetry             // + token << 8: write a failed store write again
 	tSession           // the sessions' expiry check, sessionChecks times a session timeout
+	tProbe             // + sequence << 8: a probing rebalance (KIP-441)
 )
 
 // broker is the Kafka cluster: it appends produced batches to partition
@@ -178,6 +179,8 @@ func (b *broker) Timer(ctx engine.Ctx, id int64) {
 			b.sessionCheck(ctx, th)
 		}
 		ctx.After(b.p.sessionTimeout/sessionChecks, tSession)
+	case id&0xff == tProbe:
+		b.probe(ctx, id>>8)
 	case id&0xff == tRetry:
 		tok := id >> 8
 		if w, ok := b.wr[tok]; ok {

@@ -28,6 +28,14 @@ type cluster struct {
 	active   []int         // [task]: owner thread, -1 when none
 	standby  [][]int       // [task]: threads holding a standby (or warm-up) copy
 	standAt  [][]int64     // [task]: each standby's changelog position, as last fetched
+	warm     []int         // [task]: the thread of standby[task] that is a warm-up (KIP-441), -1 when none
+	revoking []int         // [task]: a live member revoking it for a move (cooperative), -1 when none
+	planned  []bool        // [task]: moved off a live owner, not yet assigned to its new one
+	holds    []bool        // [thread]: holds the tasks it was assigned (false from a fresh JoinGroup to its next assignment)
+	ran      []bool        // [task]: eager: its owner ran it before revoking it for the rebalance in progress
+	pending  int           // tasks the last assignment left off their target instance (KIP-441 movements)
+	probeSeq int64         // the probing rebalance armed last (earlier timers are void)
+	probing  bool          // the rebalance in progress is a probing one
 	away     []bool        // [thread]: failed, not yet removed (static members keep their tasks)
 	joinedAt []engine.Time // [thread]: its last JoinGroup
 	aborted  int64         // transactions aborted (metrics come from events; kept for tests)
@@ -55,6 +63,11 @@ func newCluster(p *params) *cluster {
 		active:    make([]int, p.nTasks()),
 		standby:   make([][]int, p.nTasks()),
 		standAt:   make([][]int64, p.nTasks()),
+		warm:      make([]int, p.nTasks()),
+		revoking:  make([]int, p.nTasks()),
+		planned:   make([]bool, p.nTasks()),
+		holds:     make([]bool, p.nThreads()),
+		ran:       make([]bool, p.nTasks()),
 	}
 	for s := 1; s < len(p.subs); s++ {
 		for i := 0; i < p.parts; i++ {
@@ -62,7 +75,7 @@ func newCluster(p *params) *cluster {
 		}
 	}
 	for t := range c.chg {
-		c.active[t] = -1
+		c.active[t], c.warm[t], c.revoking[t] = -1, -1, -1
 		if p.stateful(taskID(t)) {
 			c.chg[t] = &plog{changelog: true, txns: &c.byID}
 		}

@@ -142,7 +142,7 @@ func (b *broker) fencedMember(th int, gen int64, offs []offset) string {
 		return fmt.Sprintf("generation %d, the group's is %d", gen, b.c.gen)
 	}
 	for _, o := range offs {
-		if b.c.active[o.task] != th {
+		if b.c.active[o.task] != th && b.c.revoking[o.task] != th {
 			return "task " + b.p.taskName(o.task) + " not owned"
 		}
 	}
@@ -227,7 +227,7 @@ func (b *broker) complete(ctx engine.Ctx, t *txn, st txnState, why string) {
 func (b *broker) ends(th int) []offset {
 	var out []offset
 	for t, owner := range b.c.active {
-		if owner == th && b.c.chg[t] != nil {
+		if (owner == th || b.c.revoking[t] == th) && b.c.chg[t] != nil {
 			out = append(out, offset{task: taskID(t), off: b.c.chg[t].readable(b.p.eos)})
 		}
 	}

@@ -74,11 +74,14 @@
 // rebalances. The runtime's failure notice marks a crashed worker's
 // threads gone too. A thread paused past its session timeout wakes a
 // zombie; a removed member's JoinGroup is answered UNKNOWN_MEMBER_ID. Cooperative (KIP-429, default): the
-// members rejoin without stopping, and only the removed member's tasks
-// move, to a thread holding a caught-up standby (within
-// acceptable.recovery.lag) or to the least-loaded thread, preferring
-// instance partition mod instances. Eager: every member commits and
-// revokes every task first, and resumes after the assignment. With
+// members rejoin without stopping; a task moving off a live member is
+// left out of its assignment, committed by it, closed clean, and given to
+// its new owner at the follow-up rebalance the member's rejoin starts
+// (handover.go). An orphaned task goes to a thread holding a caught-up
+// copy (within acceptable.recovery.lag) or to its balanced target, the
+// least-loaded thread of instance partition mod instances. Eager: every
+// member commits and revokes every task first, and resumes after the
+// assignment. With
 // --static-membership (KIP-345) a thread back within the session timeout
 // gets its assignment back with no rebalance.
 //
@@ -101,6 +104,19 @@
 // A standby task on another instance follows the changelog
 // (read_committed), so a failover to it restores only its lag.
 //
+// # Warm-up replicas and probing rebalances (KIP-441, Kafka 3.x)
+//
+// The assignor (assign.go) moves a task to its balanced target only when
+// the target is caught up: stateless, or holding a copy within
+// acceptable.recovery.lag, or the changelog no longer than that.
+// Otherwise the caught-up owner keeps it and the target gets a warm-up
+// replica (a standby; --max-warmup-replicas, 2, across the group), and
+// the coordinator arms a probing rebalance --probing-rebalance-interval
+// (10 min, at least 60 s) after the assignment; that rebalance, or any
+// earlier one, hands each caught-up warm-up its task. A task moved off a
+// live owner records ks_handover when it runs, not restore, so the
+// recovery phases keep their meaning.
+//
 // # Mutants
 //
 // ftbench_mutant_offsets_outside_txn, _changelog_after_commit,
@@ -115,7 +131,10 @@
 // task), rebalance_revoked_pause_ms, static_rejoins, restores, restore_ms,
 // changelog_records_restored (and per task), require_stable_waits,
 // changelog_records_compacted, broker_failovers, repartition_bytes,
-// changelog_bytes, standby_records_applied. Distributions are
+// changelog_bytes, standby_records_applied, warmup_replicas_assigned,
+// warmup_tasks_promoted, probing_rebalances, rebalance_tasks_revoked,
+// handover_ms. Distributions are
 // {n, p50, p99, max, mean} in ms. Recovery phases come from the events
-// failure_detected, deploy (an assignment) and restore (a task restored).
+// failure_detected, deploy (an assignment) and restore (a task restored;
+// a handover is ks_handover).
 package kstreams

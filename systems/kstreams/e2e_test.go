@@ -120,6 +120,10 @@ func TestBadOptions(t *testing.T) {
 		{"standby-replicas", "-1", "--standby-replicas"},
 		{"session-timeout", "-1s", "--session-timeout"},
 		{"cache-max-bytes", "lots", "--cache-max-bytes"},
+		{"max-warmup-replicas", "0", "--max-warmup-replicas"}, // Kafka: atLeast(1)
+		{"max-warmup-replicas", "two", "--max-warmup-replicas"},
+		{"probing-rebalance-interval", "59s", "want at least 60s"}, // Kafka: atLeast(60000)
+		{"probing-rebalance-interval", "-1m", "--probing-rebalance-interval"},
 	} {
 		_, err := harness.Execute(e2eConfig("wordcount", map[string]string{tc.flag: tc.val}))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

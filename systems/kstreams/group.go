@@ -62,13 +62,23 @@ func (b *broker) remove(ctx engine.Ctx, th int) {
 func (b *broker) join(ctx engine.Ctx, j join) {
 	th := j.thread
 	b.c.joinedAt[th] = ctx.Now()
+	// A JoinGroup comes from a thread that gave up what it was revoking;
+	// a fresh member's (generation 0: started, or fenced and closed
+	// dirty) from one holding no task at all, as its subscription's
+	// owned partitions would say.
+	b.forgetRevoking(th, j.ran)
+	if j.gen == 0 {
+		b.c.holds[th] = false
+		b.forgetCopies(th)
+	}
 	b.heartbeat(ctx, th)
 	if b.p.static && b.c.member[th] && b.c.away[th] && !b.rebal {
 		// KIP-345: the same group.instance.id back within the session
 		// timeout gets its assignment back; nobody else rebalances.
 		b.c.away[th] = false
 		ctx.Record(engine.Event{Kind: evStaticRejoin, ID: int64(th)})
-		b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, true))
+		b.c.holds[th] = true
+		b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, true, nil))
 		return
 	}
 	b.c.member[th], b.c.away[th] = true, false
@@ -110,6 +120,12 @@ func (b *broker) joined(ctx engine.Ctx, j join) {
 	if !b.rebal || j.gen != b.c.gen {
 		return
 	}
+	for _, t := range j.ran { // eager: what it revoked running
+		b.c.ran[t] = b.c.active[t] == j.thread
+	}
+	if !b.p.eager {
+		b.releasedBy(j.thread, j.owned)
+	}
 	delete(b.joining, j.thread)
 	b.maybeAssign(ctx)
 }
@@ -118,21 +134,23 @@ func (b *broker) maybeAssign(ctx engine.Ctx) {
 	if !b.rebal {
 		return
 	}
-	for th := range b.joining {
+	for th := range b.joining { // any one still expected: the order is irrelevant
 		if b.c.member[th] && !b.c.away[th] {
 			return
 		}
 	}
-	moved := b.assign()
 	b.c.gen++
+	moved, handover := b.assign(ctx)
 	b.rebal = false
 	ctx.Record(engine.Event{Kind: evAssigned, ID: b.c.gen, Value: moved, Note: engine.Time(ctx.Now() - b.rebStart).String()})
 	ctx.Record(engine.Event{Kind: evDeploy, ID: b.c.gen})
 	for th := range b.c.member {
 		if b.c.member[th] && !b.c.away[th] {
-			b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, false))
+			b.c.holds[th] = true
+			b.send(ctx, th, kAssign, requestBytes, b.assignmentOf(th, false, handover))
 		}
 	}
+	b.scheduleProbe(ctx)
 	b.wakeStable(ctx)
 	if b.again {
 		b.again = false
@@ -140,128 +158,21 @@ func (b *broker) maybeAssign(ctx engine.Ctx) {
 	}
 }
 
-func (b *broker) assignmentOf(th int, rejoined bool) assignment {
+// assignmentOf is thread th's share of the assignment: its active tasks
+// (those in handover came from a live owner, a planned move), its
+// standby and warm-up tasks.
+func (b *broker) assignmentOf(th int, rejoined bool, handover []bool) assignment {
 	a := assignment{gen: b.c.gen, rejoined: rejoined}
 	for t := range b.c.active {
 		if b.c.active[t] == th {
 			a.active = append(a.active, taskID(t))
+			if handover != nil && handover[t] {
+				a.handover = append(a.handover, taskID(t))
+			}
 		}
 		if slices.Contains(b.c.standby[t], th) {
 			a.standby = append(a.standby, taskID(t))
 		}
 	}
 	return a
-}
-
-// assign is the StreamsPartitionAssignor, sticky as KIP-441's
-// HighAvailabilityTaskAssignor: a task stays with its owner while the
-// owner is a member (a static member away within its session timeout
-// included); an orphaned task goes to a thread holding a standby of it
-// that is caught up (within acceptable.recovery.lag of the changelog's
-// end), else to the least-loaded thread. Then every stateful task gets
-// its standby replicas on other instances. It returns the tasks moved.
-func (b *broker) assign() int64 {
-	var live []int
-	for th := range b.c.member {
-		if b.c.member[th] {
-			live = append(live, th)
-		}
-	}
-	if len(live) == 0 {
-		return 0
-	}
-	load := make([]int, b.p.nThreads())
-	owned := make([]bool, len(b.c.active)) // had an owner (a first assignment moves nothing)
-	for t, th := range b.c.active {
-		if th >= 0 && b.c.member[th] {
-			load[th]++
-		} else {
-			owned[t] = th >= 0
-			b.c.active[t] = -1
-		}
-	}
-	// least is the least-loaded live thread, on instance inst if it has
-	// one (-1: any instance).
-	least := func(inst int) int {
-		best := -1
-		for _, th := range live {
-			if b.c.away[th] || inst >= 0 && b.p.instanceOf(th) != inst {
-				continue
-			}
-			if best < 0 || load[th] < load[best] {
-				best = th
-			}
-		}
-		return best
-	}
-	var moved int64
-	for t := range b.c.active {
-		if b.c.active[t] >= 0 {
-			continue
-		}
-		owner := -1
-		if l := b.c.chg[t]; l != nil {
-			end := l.readable(b.p.eos)
-			for i, th := range b.c.standby[t] {
-				if b.c.member[th] && !b.c.away[th] && end-b.c.standAt[t][i] <= b.p.recoveryLag && (owner < 0 || load[th] < load[owner]) {
-					owner = th
-				}
-			}
-		}
-		if owner < 0 {
-			// Partition p of every sub-topology on instance p mod
-			// instances, as the assignor spreads a sub-topology's tasks
-			// over the clients; elsewhere when that one is gone.
-			owner = least(b.p.partOf(taskID(t)) % b.p.instances)
-		}
-		if owner < 0 {
-			owner = least(-1)
-		}
-		if owner < 0 {
-			continue
-		}
-		b.c.active[t] = owner
-		load[owner]++
-		if owned[t] {
-			moved++
-		}
-	}
-	// Standby replicas: keep those on live members of another instance
-	// than the active task's, then add up to num.standby.replicas.
-	for t := range b.c.standby {
-		if b.c.chg[t] == nil || b.p.standbys == 0 {
-			continue
-		}
-		owner := b.c.active[t]
-		var keep []int
-		var at []int64
-		used := map[int]bool{}
-		if owner >= 0 {
-			used[b.p.instanceOf(owner)] = true
-		}
-		for i, th := range b.c.standby[t] {
-			inst := b.p.instanceOf(th)
-			if b.c.member[th] && !used[inst] && len(keep) < b.p.standbys {
-				keep = append(keep, th)
-				at = append(at, b.c.standAt[t][i])
-				used[inst] = true
-			}
-		}
-		for len(keep) < b.p.standbys {
-			best := -1
-			for _, th := range live {
-				if !b.c.away[th] && !used[b.p.instanceOf(th)] && (best < 0 || load[th] < load[best]) {
-					best = th
-				}
-			}
-			if best < 0 {
-				break
-			}
-			keep = append(keep, best)
-			at = append(at, 0)
-			used[b.p.instanceOf(best)] = true
-		}
-		b.c.standby[t], b.c.standAt[t] = keep, at
-	}
-	return moved
 }

@@ -142,6 +142,9 @@ type assignment struct {
 	gen     int64
 	active  []taskID
 	standby []taskID
+	// handover: active tasks moved off a live owner (KIP-441's planned
+	// moves): their start is a handover, not a recovery.
+	handover []taskID
 	// rejoined: a static member back within the session timeout keeps
 	// its tasks with no rebalance.
 	rejoined bool
@@ -150,4 +153,11 @@ type assignment struct {
 type join struct {
 	thread int
 	gen    int64
+	// ran: the revoked tasks the member ran and committed before this
+	// rejoin (their moves are handovers; a task dropped before it ran is
+	// still being recovered).
+	ran []taskID
+	// owned: cooperative: the active tasks the member holds, as its
+	// subscription's owned partitions say (KIP-429).
+	owned []taskID
 }

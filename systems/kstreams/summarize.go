@@ -21,16 +21,18 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		return map[string]any{"error": err.Error()}
 	}
 	m := map[string]any{
-		"guarantee":            r.Job.Opts["guarantee"],
-		"commit_interval_ms":   summary.Round3(float64(p.commitInterval) / 1e6),
-		"instances":            int64(p.instances),
-		"threads_per_instance": int64(p.threads),
-		"sub_topologies":       int64(len(subs)),
-		"tasks":                int64(len(subs) * r.Job.Parallelism),
-		"rebalance_protocol":   map[bool]string{true: Eager, false: Cooperative}[p.eager],
-		"static_membership":    p.static,
-		"standby_replicas":     int64(p.standbys),
-		"transactional_stores": p.txnStores,
+		"guarantee":                     r.Job.Opts["guarantee"],
+		"commit_interval_ms":            summary.Round3(float64(p.commitInterval) / 1e6),
+		"instances":                     int64(p.instances),
+		"threads_per_instance":          int64(p.threads),
+		"sub_topologies":                int64(len(subs)),
+		"tasks":                         int64(len(subs) * r.Job.Parallelism),
+		"rebalance_protocol":            map[bool]string{true: Eager, false: Cooperative}[p.eager],
+		"static_membership":             p.static,
+		"standby_replicas":              int64(p.standbys),
+		"transactional_stores":          p.txnStores,
+		"max_warmup_replicas":           int64(p.warmups),
+		"probing_rebalance_interval_ms": summary.Round3(float64(p.probing) / 1e6),
 	}
 	var (
 		commitMS, restoreMS, rebalMS, pauseMS []float64
@@ -38,6 +40,8 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 		restored, restores, paused, moved     int64
 		rebalances, stableWaits, compacted    int64
 		staticRejoins, brokerUps              int64
+		warmups, promoted, probes, revoked    int64
+		handoverMS                            []float64
 		perTask                               = map[int64]int64{}
 		abortedBy                             = map[string]int64{}
 		started                               = map[int64]engine.Time{}
@@ -76,6 +80,16 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 			staticRejoins++
 		case evBrokerUp:
 			brokerUps++
+		case evWarmup:
+			warmups++
+		case evPromoted:
+			promoted++
+		case evProbing:
+			probes++
+		case evRevoked:
+			revoked++
+		case evHandover:
+			handoverMS = append(handoverMS, float64(e.Value)/1e6)
 		}
 	}
 	m["transactions_committed"] = committed
@@ -110,6 +124,11 @@ func (system) Summarize(r systems.RunInfo) map[string]any {
 	m["repartition_bytes"] = r.Counters[cRepartitionBytes]
 	m["changelog_bytes"] = r.Counters[cChangelogBytes]
 	m["standby_records_applied"] = r.Counters[cStandbyRecords]
+	m["warmup_replicas_assigned"] = warmups
+	m["warmup_tasks_promoted"] = promoted
+	m["probing_rebalances"] = probes
+	m["rebalance_tasks_revoked"] = revoked
+	m["handover_ms"] = dist(handoverMS)
 	return m
 }
 

@@ -38,6 +38,9 @@ const (
 	cleanerBackoff     = 15 * engine.Second       // log.cleaner.backoff.ms
 	defaultCacheBytes  = "10485760"               // statestore.cache.max.bytes
 	defaultRecoveryLag = "10000"                  // acceptable.recovery.lag
+	defaultWarmups     = "2"                      // max.warmup.replicas
+	defaultProbing     = "10m"                    // probing.rebalance.interval.ms, 600000
+	minProbing         = 60 * engine.Second       // probing.rebalance.interval.ms's lower bound (atLeast(60000))
 	standbyPoll        = 100 * engine.Millisecond // how often a caught-up standby polls its changelog
 	retryBackoff       = 100 * engine.Millisecond // retry.backoff.ms
 )
@@ -59,6 +62,8 @@ func (system) Flags() []systems.Flag {
 		{Name: "static-membership", Default: "false", Usage: "kstreams: true gives every thread a group.instance.id (KIP-345): back within the session timeout, it keeps its tasks with no rebalance"},
 		{Name: "standby-replicas", Default: "0", Usage: "kstreams: num.standby.replicas, warm copies of each stateful task on other instances"},
 		{Name: "acceptable-recovery-lag", Default: defaultRecoveryLag, Usage: "kstreams: acceptable.recovery.lag (KIP-441): a standby this close to the changelog end counts as caught up"},
+		{Name: "max-warmup-replicas", Default: defaultWarmups, Usage: "kstreams: max.warmup.replicas (KIP-441): warm-up replicas, across the group, restoring a task on the instance the balanced assignment wants it on while a caught-up instance keeps it"},
+		{Name: "probing-rebalance-interval", Default: defaultProbing, Usage: "kstreams: probing.rebalance.interval.ms (KIP-441, at least 60s as in Kafka): after an assignment with warm-ups, the group rebalances again this much later and hands each caught-up warm-up its task"},
 		{Name: "transactional-stores", Default: "false", Usage: "kstreams: true models KIP-892 transactional state stores: an aborted or crashed task restores from its committed changelog offset instead of wiping its store"},
 		{Name: "cache-max-bytes", Default: defaultCacheBytes, Usage: "kstreams: statestore.cache.max.bytes per instance: the record cache that folds state updates per key between commits"},
 	}
@@ -94,6 +99,8 @@ type params struct {
 	static         bool
 	standbys       int
 	recoveryLag    int64
+	warmups        int         // max.warmup.replicas
+	probing        engine.Time // probing.rebalance.interval.ms
 	txnStores      bool
 	cacheEntries   int // per thread
 
@@ -171,6 +178,15 @@ func parseOptions(job systems.Job) (*params, error) {
 		return nil, err
 	}
 	p.recoveryLag = int64(lag)
+	if p.warmups, err = o.Int("max-warmup-replicas", 1, 1<<20); err != nil {
+		return nil, err
+	}
+	if p.probing, err = o.Duration("probing-rebalance-interval"); err != nil {
+		return nil, err
+	}
+	if p.probing < minProbing {
+		return nil, fmt.Errorf("--probing-rebalance-interval=%q: want at least %v (Kafka's minimum for probing.rebalance.interval.ms)", o["probing-rebalance-interval"], minProbing)
+	}
 	if p.txnStores, err = o.Bool("transactional-stores"); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,9 @@ type thread struct {
 	standby  []*task // [taskID]: standby tasks
 	local    []*task // [taskID]: stores of closed tasks still in the state directory
 	paused   engine.Time
+	revoking []taskID // cooperative: tasks revoked for a move, given up after the next commit (handover.go)
+	handover []bool   // [taskID]: assigned as a planned move, its start recorded as a handover
+	dropped  bool     // cooperative: the assignment took a task that had not started running
 
 	ph        phase
 	commitReq bool
@@ -78,6 +81,7 @@ func newThread(p *params, idx int) *thread {
 	th.tasks = make([]*task, p.nTasks())
 	th.standby = make([]*task, p.nTasks())
 	th.local = make([]*task, p.nTasks())
+	th.handover = make([]bool, p.nTasks())
 	return th
 }
 
@@ -102,6 +106,7 @@ func (th *thread) Init(ctx engine.Ctx) {
 func (th *thread) start() {
 	th.ready = false
 	th.seq = 0
+	th.revoking = nil // a fresh member holds no task
 	th.ctx.Send(th.p.broker, engine.Msg{Kind: kInitPid, Ctrl: true, Size: requestBytes, Val: int64(th.idx)})
 }
 
@@ -397,6 +402,7 @@ func (th *thread) committed(r txnReply) {
 		th.late = nil
 		th.flush()
 	}
+	th.releaseRevoked()
 	if th.revoke {
 		th.revokeAll()
 	}
@@ -462,7 +468,7 @@ func (th *thread) closeDirty(t *task) {
 func (th *thread) rebalance(gen int64) {
 	th.rebal, th.rebalGen = true, gen
 	if !th.p.eager {
-		th.send(kJoined, requestBytes, join{thread: th.idx, gen: gen})
+		th.send(kJoined, requestBytes, join{thread: th.idx, gen: gen, owned: th.owned()})
 		return
 	}
 	// Eager: commit, then revoke every task, then rejoin.
@@ -482,16 +488,20 @@ func (th *thread) rebalance(gen int64) {
 // (its store stays in the state directory) and rejoins.
 func (th *thread) revokeAll() {
 	th.revoke = false
+	var ran []taskID // committed running: a move of one is a handover (assign.go)
 	for id, t := range th.tasks {
 		if t != nil {
-			if t.store != nil && t.state == tsRunning {
-				th.local[id] = t
+			if t.state == tsRunning {
+				ran = append(ran, taskID(id))
+				if t.store != nil {
+					th.local[id] = t
+				}
 			}
 			th.tasks[id] = nil
 		}
 	}
 	th.fetching = false
-	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.rebalGen})
+	th.send(kJoined, requestBytes, join{thread: th.idx, gen: th.rebalGen, ran: ran})
 }
 
 func (th *thread) assigned(a assignment) {
@@ -502,14 +512,16 @@ func (th *thread) assigned(a assignment) {
 		want[id] = true
 	}
 	for id, t := range th.tasks {
-		if t != nil && !want[id] {
-			th.tasks[id] = nil // revoked (cooperative: already committed)
+		if t != nil && !want[id] && !th.keepRevoked(t) {
+			th.tasks[id] = nil // revoked (eager: already committed)
 		}
 	}
 	wantSB := make([]bool, th.p.nTasks())
 	for _, id := range a.standby {
 		wantSB[id] = true
 	}
+	th.markHandover(a)
+	th.rejoinAfterDrops()
 	for _, id := range a.active {
 		if th.tasks[id] != nil {
 			continue
@@ -561,7 +573,7 @@ func (th *thread) offsetFetched(o offset) {
 	if t.store == nil {
 		// A stateless task has nothing to restore: it passes through
 		// RESTORING at once.
-		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(o.task), Value: int64(th.ctx.Now() - t.restoreBegan), Note: "from=none"})
+		th.ctx.Record(engine.Event{Kind: th.startKind(o.task), ID: int64(o.task), Value: int64(th.ctx.Now() - t.restoreBegan), Note: "from=none"})
 		th.running(t)
 		return
 	}
@@ -599,7 +611,7 @@ func (th *thread) restoreChunk(c restoreChunk) {
 	case !c.done:
 		th.requestRestore(t, c.task)
 	default:
-		th.ctx.Record(engine.Event{Kind: evRestored, ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored, Note: "from=" + t.from})
+		th.ctx.Record(engine.Event{Kind: th.startKind(c.task), ID: int64(c.task), Value: int64(th.ctx.Now() - t.restoreBegan), Bytes: t.restored, Note: "from=" + t.from})
 		th.running(t)
 	}
 }
