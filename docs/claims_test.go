@@ -214,7 +214,7 @@ func TestCountedClaims(t *testing.T) {
 			is(strconv.Itoa(harness.DefaultWorkers), strconv.Itoa(cost.Cores), strconv.Itoa(harness.DefaultWorkers*cost.Cores))},
 		{"workloads.md", `instance 0 \(here views/0\) at (\d+)% of the run`, is(bareCrashPercent(t))},
 		{"torture.md", `--shrink K, default (\d+)`, func(t *testing.T) []string {
-			return []string{sourceMatch(t, "../cmd/bench/torture.go", `Name: "shrink", Value: (\d+)`)}
+			return []string{sourceMatch(t, "../benchcli/torture.go", `Name: "shrink", Value: (\d+)`)}
 		}},
 
 		// torture.md and reproductions.md: defaults they lean on.

@@ -38,6 +38,7 @@ var layers = []struct{ name, pkgs string }{
 	{"one run", "harness"},
 	{"grids and searches", "sweep, capacity"},
 	{"campaigns and reports", "torture, reports, chapter, view"},
+	{"command line", "benchcli"},
 	{"binaries", "cmd/*"},
 }
 

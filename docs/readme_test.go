@@ -252,7 +252,7 @@ func TestReadmeExplainsEveryOutputLine(t *testing.T) {
 	readme := pages(t)["README.md"]
 	label := regexp.MustCompile(`"\s*([a-z]+):\s`)
 	found := 0
-	for _, f := range []string{"../cmd/bench/run.go", "../cmd/bench/observe.go"} {
+	for _, f := range []string{"../benchcli/run.go", "../benchcli/observe.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -265,6 +265,6 @@ func TestReadmeExplainsEveryOutputLine(t *testing.T) {
 		}
 	}
 	if found < 10 {
-		t.Errorf("found %d output labels in cmd/bench: is the pattern still right?", found)
+		t.Errorf("found %d output labels in benchcli: is the pattern still right?", found)
 	}
 }
