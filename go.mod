@@ -7,7 +7,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/montanaflynn/stats v0.14.0
-	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/schollz/progressbar/v3 v3.15.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.44.0
 	gonum.org/v1/plot v0.17.0
