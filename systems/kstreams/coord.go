@@ -102,9 +102,9 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	if pr.epoch == b.c.epoch[pr.thread] {
 		b.c.lastSeq[pr.thread] = pr.seq
 	}
-	for _, r := range pr.recs {
-		l := b.logOf(r)
-		l.push(entryOf(r.m, t))
+	for _, pb := range pr.batches {
+		l := b.logOf(pb)
+		l.push(pb.recs, t)
 		if t != nil && !slices.Contains(t.parts, l) {
 			t.parts = append(t.parts, l)
 		}
@@ -113,7 +113,9 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 		}
 	}
 	if t != nil {
-		t.output = append(t.output, pr.out...)
+		if len(pr.out) > 0 {
+			t.output = append(t.output, pr.out)
+		}
 	} else {
 		engine.CommitAll(ctx, pr.out) // at-least-once: visible when written
 	}
@@ -121,7 +123,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	b.wake(ctx)
 }
 
-func (b *broker) logOf(r prodRec) *plog {
+func (b *broker) logOf(r prodBatch) *plog {
 	if r.changelog {
 		return b.c.chg[b.p.task(r.sub, r.part)]
 	}
@@ -213,7 +215,9 @@ func (b *broker) complete(ctx engine.Ctx, t *txn, st txnState, why string) {
 		for _, o := range t.offsets {
 			b.commitOffset(o)
 		}
-		engine.CommitAll(ctx, t.output)
+		for _, out := range t.output {
+			engine.CommitAll(ctx, out)
+		}
 	} else {
 		b.c.aborted++
 		ctx.Record(engine.Event{Kind: evTxnAborted, ID: int64(t.thread), Note: why})
@@ -325,17 +329,13 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 			continue
 		}
 		fe := fetched{task: r.task, from: r.from}
-		fe.msgs = make([]engine.Msg, 0, min(upto-from, int64(budget)))
-		off := from
-		for ; off < upto && budget > 0; off++ {
-			if l.visible(off) {
-				m := l.recs[off-l.start].msg()
-				fe.msgs = append(fe.msgs, m)
-				bytes += int64(ctx.Cost().WireBytes(m.Size))
-				budget--
+		fe.next = l.scan(from, upto, budget, func(run []entry) {
+			fe.runs = append(fe.runs, run)
+			for i := range run {
+				bytes += int64(ctx.Cost().WireBytes(run[i].size))
 			}
-		}
-		fe.next = off
+			budget -= len(run)
+		})
 		out = append(out, fe)
 	}
 	if len(out) == 0 {

@@ -41,20 +41,24 @@ const (
 // requestBytes is the size of a request or response without records.
 const requestBytes = 64
 
+// produce is a ProduceRequest: one batch per partition, as the
+// producer's record accumulator builds them, and the output-topic records.
 type produce struct {
-	thread int
-	epoch  int64
-	seq    int64
-	recs   []prodRec
-	out    []engine.Commit
-	bytes  int64
+	thread  int
+	epoch   int64
+	seq     int64
+	batches []prodBatch
+	out     []engine.Commit
+	bytes   int64
 }
 
-// prodRec is one record for a repartition or changelog partition.
-type prodRec struct {
+// prodBatch is the records of one produce for one repartition or
+// changelog partition. The broker's log keeps recs as it is: nobody
+// writes it after the producer sends it.
+type prodBatch struct {
 	changelog bool
 	sub, part int // repartition: the input topic of sub-topology sub; changelog: task (sub, part)
-	m         engine.Msg
+	recs      []entry
 }
 
 type produceAck struct {
@@ -116,9 +120,11 @@ type records struct {
 	recs []fetched
 }
 
+// fetched is one partition's part of a fetch response: views of the
+// log's batches (read only), the aborted ones left out.
 type fetched struct {
 	task       taskID
-	msgs       []engine.Msg
+	runs       [][]entry
 	from, next int64
 }
 

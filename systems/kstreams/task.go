@@ -121,16 +121,17 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 		c = th.octx[last].c
 	}
 	th.ctx.Work(c.SendCost(m.Size))
+	e := entryOf(m)
 	switch t.sub.out {
 	case workloads.Broadcast:
 		for part := 0; part < p.parts; part++ {
-			th.buf = append(th.buf, prodRec{sub: sub, part: part, m: m})
+			th.acc.add(false, sub, part, e)
 		}
 	case workloads.Rebalance:
 		th.rr++
-		th.buf = append(th.buf, prodRec{sub: sub, part: th.rr % p.parts, m: m})
+		th.acc.add(false, sub, th.rr%p.parts, e)
 	default:
-		th.buf = append(th.buf, prodRec{sub: sub, part: stream.KeyPartition(m.Key, p.parts), m: m})
+		th.acc.add(false, sub, stream.KeyPartition(m.Key, p.parts), e)
 	}
 	th.bufBytes += int64(c.WireBytes(m.Size))
 	th.ctx.Count(cRepartitionBytes, int64(c.WireBytes(m.Size)))
@@ -155,15 +156,15 @@ func (th *thread) flushCache(t *task) {
 	}
 	slices.Sort(keys)
 	c := th.octx[t.sub.store].c
+	acc := &th.acc
+	if mutantChangelogAfterCommit && th.p.eos {
+		acc = &th.late
+	}
+	sub, part := th.p.subOf(t.id), th.p.partOf(t.id)
 	for _, k := range keys {
 		v, _ := t.store.State.Lookup(k)
-		rec := prodRec{changelog: true, sub: th.p.subOf(t.id), part: th.p.partOf(t.id), m: engine.Msg{Key: k, Val: v, Size: 16}}
 		th.ctx.Work(c.SendCost(16))
-		if mutantChangelogAfterCommit && th.p.eos {
-			th.late = append(th.late, rec)
-		} else {
-			th.buf = append(th.buf, rec)
-		}
+		acc.add(true, sub, part, entry{key: k, val: v, size: 16})
 		th.bufBytes += int64(c.WireBytes(16))
 	}
 	th.ctx.Count(cChangelogBytes, int64(len(keys)*c.WireBytes(16)))

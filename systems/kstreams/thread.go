@@ -56,8 +56,8 @@ type thread struct {
 	commitReq bool
 	inflight  *produce
 	seq       int64
-	buf       []prodRec
-	late      []prodRec // mutant: changelog records held until after the commit
+	acc       accumulator
+	late      accumulator // mutant: changelog records held until after the commit
 	out       []engine.Commit
 	bufBytes  int64
 	rr        int
@@ -78,6 +78,8 @@ func newThread(p *params, idx int) *thread {
 	th.tasks = make([]*task, p.nTasks())
 	th.standby = make([]*task, p.nTasks())
 	th.local = make([]*task, p.nTasks())
+	th.acc.init(p)
+	th.late.init(p)
 	return th
 }
 
@@ -225,8 +227,10 @@ func (th *thread) drain() {
 		if t == nil || t.state != tsRunning || f.from != t.pos {
 			continue // revoked or moved meanwhile
 		}
-		for _, m := range f.msgs {
-			th.input(t, m)
+		for _, run := range f.runs {
+			for i := range run {
+				th.input(t, run[i].msg())
+			}
 		}
 		t.pos = f.next
 	}
@@ -270,7 +274,7 @@ func (th *thread) refetch() {
 func (th *thread) afterProcessing() {
 	if th.bufBytes >= batchBytes {
 		th.flush()
-	} else if len(th.buf) > 0 || len(th.out) > 0 {
+	} else if !th.acc.empty() || len(th.out) > 0 {
 		if !th.lingering {
 			th.lingering = true
 			th.ctx.After(linger, tLinger)
@@ -279,18 +283,80 @@ func (th *thread) afterProcessing() {
 	th.maybeCommit()
 }
 
-// flush sends what the producer holds, one batch in flight at a time.
+// flush sends what the producer holds, one request in flight at a time.
 func (th *thread) flush() {
-	if th.inflight != nil || (len(th.buf) == 0 && len(th.out) == 0) {
+	if th.inflight != nil || (th.acc.empty() && len(th.out) == 0) {
 		return
 	}
 	th.seq++
-	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, recs: th.buf, out: th.out, bytes: th.bufBytes + requestBytes}
-	// The next batch is about as large: sized at once, it grows without
-	// copying.
-	th.buf, th.out, th.bufBytes = make([]prodRec, 0, len(pr.recs)), make([]engine.Commit, 0, len(pr.out)), 0
+	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, batches: th.acc.take(), out: th.out, bytes: th.bufBytes + requestBytes}
+	// The next request's output is about as large: sized at once, it
+	// grows without copying. (The broker keeps this one's whole.)
+	th.out, th.bufBytes = make([]engine.Commit, 0, len(pr.out)), 0
 	th.inflight = pr
 	th.send(kProduce, pr.bytes, pr)
+}
+
+// accumulator is the producer's record accumulator: the records not sent
+// yet, one batch per partition, in the order the partitions got their
+// first record. A batch sent is the log's (the broker appends it whole),
+// so every request gets new ones.
+type accumulator struct {
+	batches []prodBatch
+	nTasks  int
+	parts   int
+	slot    []int32 // by partition: its batch's index in batches plus one; 0: none yet
+	hint    []int32 // by partition: its last batch's length, a new one's capacity
+}
+
+func (a *accumulator) init(p *params) {
+	a.nTasks, a.parts = p.nTasks(), p.parts
+	a.slot = make([]int32, 2*p.nTasks())
+	a.hint = make([]int32, 2*p.nTasks())
+}
+
+// add appends a record for a changelog partition (that of task (sub,
+// part)) or a repartition one (partition part of sub's input topic).
+func (a *accumulator) add(changelog bool, sub, part int, e entry) {
+	s := a.slotOf(changelog, sub, part)
+	i := a.slot[s]
+	if i == 0 {
+		a.batches = append(a.batches, prodBatch{changelog: changelog, sub: sub, part: part, recs: make([]entry, 0, max(a.hint[s], 16))})
+		i = int32(len(a.batches))
+		a.slot[s] = i
+	}
+	b := &a.batches[i-1]
+	b.recs = append(b.recs, e)
+}
+
+// slotOf numbers the partitions: the changelogs by task, then the
+// repartition topics' partitions.
+func (a *accumulator) slotOf(changelog bool, sub, part int) int {
+	if changelog {
+		return sub*a.parts + part
+	}
+	return a.nTasks + sub*a.parts + part
+}
+
+func (a *accumulator) empty() bool { return len(a.batches) == 0 }
+
+// take hands the batches over and starts new ones.
+func (a *accumulator) take() []prodBatch {
+	bs := a.batches
+	for _, b := range bs {
+		s := a.slotOf(b.changelog, b.sub, b.part)
+		a.slot[s], a.hint[s] = 0, int32(len(b.recs))
+	}
+	a.batches = make([]prodBatch, 0, len(bs))
+	return bs
+}
+
+// reset drops what the accumulator holds (an aborted transaction's).
+func (a *accumulator) reset() {
+	for _, b := range a.batches {
+		a.slot[a.slotOf(b.changelog, b.sub, b.part)] = 0
+	}
+	a.batches = nil
 }
 
 func (th *thread) produced(a produceAck) {
@@ -360,7 +426,7 @@ func (th *thread) txnOffsetsAcked(r txnReply) {
 // stepCommit ends the transaction (or commits the offsets) once every
 // batch is acknowledged.
 func (th *thread) stepCommit() {
-	if th.ph != phFlush || th.inflight != nil || len(th.buf) > 0 || len(th.out) > 0 {
+	if th.ph != phFlush || th.inflight != nil || !th.acc.empty() || len(th.out) > 0 {
 		return
 	}
 	th.ph = phEnd
@@ -392,9 +458,12 @@ func (th *thread) committed(r txnReply) {
 			}
 		}
 	}
-	if len(th.late) > 0 { // mutant: the changelog after the commit
-		th.buf = append(th.buf, th.late...)
-		th.late = nil
+	if !th.late.empty() { // mutant: the changelog after the commit
+		for _, b := range th.late.take() {
+			for _, e := range b.recs {
+				th.acc.add(true, b.sub, b.part, e)
+			}
+		}
 		th.flush()
 	}
 	if th.revoke {
@@ -425,7 +494,9 @@ func (th *thread) fenced(why string) {
 			th.tasks[id] = nil
 		}
 	}
-	th.buf, th.out, th.late, th.bufBytes, th.stash = nil, nil, nil, 0, nil
+	th.acc.reset()
+	th.late.reset()
+	th.out, th.bufBytes, th.stash = nil, 0, nil
 	th.fetchSeq++
 	th.fetching = false
 	th.ph, th.offReq, th.inflight, th.rebal, th.revoke = phIdle, nil, nil, false, false
