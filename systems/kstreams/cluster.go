@@ -72,7 +72,7 @@ type txn struct {
 	epoch   int64
 	state   txnState
 	parts   []*plog           // partitions it wrote to (AddPartitionsToTxn)
-	output  [][]engine.Commit // its output-topic records, one slice a batch: visible when it commits
+	output  [][]engine.Commit // its output-topic records, in the producers' pieces: visible when it commits
 	offsets []offset          // consumed offsets (TxnOffsetCommit), committed with it
 	began   engine.Time
 	id      int32 // its index in cluster.byID, plus one

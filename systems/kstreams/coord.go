@@ -113,11 +113,13 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 		}
 	}
 	if t != nil {
-		if len(pr.out) > 0 {
-			t.output = append(t.output, pr.out)
-		}
+		t.output = append(t.output, pr.out...)
 	} else {
-		engine.CommitAll(ctx, pr.out) // at-least-once: visible when written
+		// At-least-once: visible when written. A batch is appended once
+		// (a retry is acknowledged without), so its pieces go back.
+		for _, out := range pr.out {
+			engine.CommitOwned(ctx, out)
+		}
 	}
 	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq})
 	b.wake(ctx)
@@ -216,7 +218,7 @@ func (b *broker) complete(ctx engine.Ctx, t *txn, st txnState, why string) {
 			b.commitOffset(o)
 		}
 		for _, out := range t.output {
-			engine.CommitAll(ctx, out)
+			engine.CommitOwned(ctx, out) // no one reads them again
 		}
 	} else {
 		b.c.aborted++
@@ -321,6 +323,7 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 	var out []fetched
 	var bytes int64
 	budget := maxPollRecords
+	cost := ctx.Cost()
 	for _, r := range f.reqs {
 		l := b.c.rep[b.p.subOf(r.task)][b.p.partOf(r.task)]
 		from := max(r.from, l.start)
@@ -332,7 +335,7 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 		fe.next = l.scan(from, upto, budget, func(run []entry) {
 			fe.runs = append(fe.runs, run)
 			for i := range run {
-				bytes += int64(ctx.Cost().WireBytes(run[i].size))
+				bytes += int64(cost.WireBytes(run[i].size))
 			}
 			budget -= len(run)
 		})

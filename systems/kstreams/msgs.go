@@ -48,7 +48,7 @@ type produce struct {
 	epoch   int64
 	seq     int64
 	batches []prodBatch
-	out     []engine.Commit
+	out     [][]engine.Commit // in the runtime's pieces, handed back when visible
 	bytes   int64
 }
 

@@ -88,7 +88,7 @@ func (th *thread) input(t *task, m engine.Msg) {
 	}
 	th.octx[t.sub.stages[0]].Ctx = th.ctx
 	t.ops[0].Process(&th.octx[t.sub.stages[0]], m)
-	if t.store != nil && len(t.store.Changed) > th.p.cacheEntries/max(1, th.statefulTasks()) {
+	if t.store != nil && len(t.store.Changed) > th.cachePerTask {
 		// The record cache is full: evicted entries go to the changelog
 		// now (modelled as flushing the task's dirty keys).
 		th.flushCache(t)
@@ -110,7 +110,7 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 		si := t.sub.stages[next]
 		c := th.octx[si].c
 		th.ctx.Work(p.plan.Stages[si].Cost(c, m) + c.SendCost(m.Size))
-		th.out = append(th.out, stream.CommitOf(m))
+		th.output(stream.CommitOf(m))
 		th.bufBytes += int64(c.WireBytes(m.Size))
 		return
 	}
@@ -134,7 +134,7 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 		th.acc.add(false, sub, stream.KeyPartition(m.Key, p.parts), e)
 	}
 	th.bufBytes += int64(c.WireBytes(m.Size))
-	th.ctx.Count(cRepartitionBytes, int64(c.WireBytes(m.Size)))
+	th.repBytes += int64(c.WireBytes(m.Size))
 }
 
 func (t *task) lastStage() int {

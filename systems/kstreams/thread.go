@@ -1,6 +1,8 @@
 package kstreams
 
 import (
+	"slices"
+
 	"ftbench/engine"
 )
 
@@ -57,8 +59,8 @@ type thread struct {
 	inflight  *produce
 	seq       int64
 	acc       accumulator
-	late      accumulator // mutant: changelog records held until after the commit
-	out       []engine.Commit
+	late      accumulator       // mutant: changelog records held until after the commit
+	out       [][]engine.Commit // output-topic records not sent yet, in the runtime's pieces
 	bufBytes  int64
 	rr        int
 	fetching  bool
@@ -68,6 +70,12 @@ type thread struct {
 	began     engine.Time
 	lingering bool
 	polling   bool
+	// Set as a poll or a drain begins, for the records it processes (their
+	// processing changes no task): the record cache's share of each
+	// stateful task, and the repartition bytes they produced, counted
+	// once they are processed (one counter update, not one a record).
+	cachePerTask int
+	repBytes     int64
 }
 
 func newThread(p *params, idx int) *thread {
@@ -183,6 +191,7 @@ func (th *thread) poll() {
 	if th.blocked() {
 		return
 	}
+	th.cachePerTask = th.p.cacheEntries / max(1, th.statefulTasks())
 	budget := maxPollRecords
 	wait := engine.Time(-1)
 	for _, t := range th.tasks {
@@ -220,6 +229,7 @@ func (th *thread) drain() {
 	if th.blocked() {
 		return
 	}
+	th.cachePerTask = th.p.cacheEntries / max(1, th.statefulTasks())
 	stash := th.stash
 	th.stash = nil
 	for _, f := range stash {
@@ -272,6 +282,10 @@ func (th *thread) refetch() {
 
 // afterProcessing sends a full batch, or arms the linger timer.
 func (th *thread) afterProcessing() {
+	if th.repBytes > 0 {
+		th.ctx.Count(cRepartitionBytes, th.repBytes)
+		th.repBytes = 0
+	}
 	if th.bufBytes >= batchBytes {
 		th.flush()
 	} else if !th.acc.empty() || len(th.out) > 0 {
@@ -290,73 +304,85 @@ func (th *thread) flush() {
 	}
 	th.seq++
 	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, batches: th.acc.take(), out: th.out, bytes: th.bufBytes + requestBytes}
-	// The next request's output is about as large: sized at once, it
-	// grows without copying. (The broker keeps this one's whole.)
-	th.out, th.bufBytes = make([]engine.Commit, 0, len(pr.out)), 0
+	th.out, th.bufBytes = nil, 0
 	th.inflight = pr
 	th.send(kProduce, pr.bytes, pr)
 }
 
+// outPiece is the output records of one of the runtime's pieces.
+const outPiece = 512
+
+// output adds an output-topic record. Output records gather in pieces
+// taken from the runtime (engine.CommitBuffer), which the transaction
+// keeps whole and hands back when it commits (engine.CommitOwned): the
+// runtime reuses them instead of the event loop allocating and copying a
+// second's output per second.
+func (th *thread) output(c engine.Commit) {
+	n := len(th.out)
+	if n == 0 || len(th.out[n-1]) == cap(th.out[n-1]) {
+		th.out = append(th.out, engine.CommitBuffer(th.ctx, outPiece))
+		n++
+	}
+	th.out[n-1] = append(th.out[n-1], c)
+}
+
 // accumulator is the producer's record accumulator: the records not sent
-// yet, one batch per partition, in the order the partitions got their
-// first record. A batch sent is the log's (the broker appends it whole),
-// so every request gets new ones.
+// yet, by partition, and the partitions in the order they got their first
+// record. Records gather in buffers it keeps; a request gets a copy of
+// each, sized exactly, since the broker's log keeps a sent batch whole (an
+// array per batch grown record by record was copied and zeroed about
+// twice as much, and cost the event loop more).
 type accumulator struct {
-	batches []prodBatch
-	nTasks  int
-	parts   int
-	slot    []int32 // by partition: its batch's index in batches plus one; 0: none yet
-	hint    []int32 // by partition: its last batch's length, a new one's capacity
+	nTasks, parts int
+	recs          [][]entry // by partition: its records not sent yet
+	order         []int     // the partitions with records, first-come
 }
 
 func (a *accumulator) init(p *params) {
 	a.nTasks, a.parts = p.nTasks(), p.parts
-	a.slot = make([]int32, 2*p.nTasks())
-	a.hint = make([]int32, 2*p.nTasks())
+	a.recs = make([][]entry, 2*p.nTasks())
 }
 
 // add appends a record for a changelog partition (that of task (sub,
-// part)) or a repartition one (partition part of sub's input topic).
+// part)) or a repartition one (partition part of sub's input topic). The
+// partitions are numbered the changelogs first, by task, then the
+// repartition topics'.
 func (a *accumulator) add(changelog bool, sub, part int, e entry) {
-	s := a.slotOf(changelog, sub, part)
-	i := a.slot[s]
-	if i == 0 {
-		a.batches = append(a.batches, prodBatch{changelog: changelog, sub: sub, part: part, recs: make([]entry, 0, max(a.hint[s], 16))})
-		i = int32(len(a.batches))
-		a.slot[s] = i
+	s := sub*a.parts + part
+	if !changelog {
+		s += a.nTasks
 	}
-	b := &a.batches[i-1]
-	b.recs = append(b.recs, e)
+	if len(a.recs[s]) == 0 {
+		a.order = append(a.order, s)
+	}
+	a.recs[s] = append(a.recs[s], e)
 }
 
-// slotOf numbers the partitions: the changelogs by task, then the
-// repartition topics' partitions.
-func (a *accumulator) slotOf(changelog bool, sub, part int) int {
-	if changelog {
-		return sub*a.parts + part
-	}
-	return a.nTasks + sub*a.parts + part
-}
+func (a *accumulator) empty() bool { return len(a.order) == 0 }
 
-func (a *accumulator) empty() bool { return len(a.batches) == 0 }
-
-// take hands the batches over and starts new ones.
+// take hands over the records as one batch per partition and empties the
+// accumulator.
 func (a *accumulator) take() []prodBatch {
-	bs := a.batches
-	for _, b := range bs {
-		s := a.slotOf(b.changelog, b.sub, b.part)
-		a.slot[s], a.hint[s] = 0, int32(len(b.recs))
+	bs := make([]prodBatch, len(a.order))
+	for i, s := range a.order {
+		b := &bs[i]
+		b.changelog = s < a.nTasks
+		if !b.changelog {
+			s -= a.nTasks
+		}
+		b.sub, b.part = s/a.parts, s%a.parts
+		b.recs = slices.Clone(a.recs[a.order[i]])
 	}
-	a.batches = make([]prodBatch, 0, len(bs))
+	a.reset()
 	return bs
 }
 
-// reset drops what the accumulator holds (an aborted transaction's).
+// reset drops the records not sent yet (an aborted transaction's).
 func (a *accumulator) reset() {
-	for _, b := range a.batches {
-		a.slot[a.slotOf(b.changelog, b.sub, b.part)] = 0
+	for _, s := range a.order {
+		a.recs[s] = a.recs[s][:0]
 	}
-	a.batches = nil
+	a.order = a.order[:0]
 }
 
 func (th *thread) produced(a produceAck) {
