@@ -121,7 +121,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 			engine.CommitOwned(ctx, out)
 		}
 	}
-	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq})
+	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq, spare: b.spares(len(pr.batches))})
 	b.wake(ctx)
 }
 
@@ -243,7 +243,9 @@ func (b *broker) ends(th int) []offset {
 func (b *broker) commitOffset(o offset) {
 	b.c.committed[o.task] = max(b.c.committed[o.task], o.off)
 	if sub := b.p.subOf(o.task); sub > 0 {
-		b.c.rep[sub][b.p.partOf(o.task)].purge(b.c.committed[o.task])
+		l := b.c.rep[sub][b.p.partOf(o.task)]
+		l.purge(b.c.committed[o.task])
+		b.reuse(l)
 	}
 }
 
@@ -269,6 +271,7 @@ func (b *broker) clean(ctx engine.Ctx) {
 	for _, l := range b.c.chg {
 		if l != nil {
 			n += l.compact()
+			b.reuse(l)
 		}
 	}
 	if n > 0 {
@@ -322,6 +325,7 @@ func (b *broker) wakeStable(ctx engine.Ctx) {
 func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 	var out []fetched
 	var bytes int64
+	buf := f.buf[:0]
 	budget := maxPollRecords
 	cost := ctx.Cost()
 	for _, r := range f.reqs {
@@ -332,19 +336,21 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 			continue
 		}
 		fe := fetched{task: r.task, from: r.from}
+		n0 := len(buf)
 		fe.next = l.scan(from, upto, budget, func(run []entry) {
-			fe.runs = append(fe.runs, run)
+			buf = append(buf, run...)
 			for i := range run {
 				bytes += int64(cost.WireBytes(run[i].size))
 			}
 			budget -= len(run)
 		})
+		fe.recs = buf[n0:len(buf):len(buf)]
 		out = append(out, fe)
 	}
 	if len(out) == 0 {
 		return false
 	}
-	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out})
+	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out, buf: buf})
 	return true
 }
 

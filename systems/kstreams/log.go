@@ -32,10 +32,9 @@ func (e *entry) msg() engine.Msg {
 
 // batch is one producer batch as a partition log keeps it, whole, as a
 // Kafka log keeps a record batch: records [base, base+len(recs)) of one
-// partition, written by one transaction (txn, its id; 0 outside one). Its
-// records are never written after the append, so a fetch response hands
-// out views of them instead of copies, and a purge or compaction only
-// drops whole batches from the log's list.
+// partition, written by one transaction (txn, its id; 0 outside one). The
+// log appends the producer's array as it is and never writes it; a purge
+// or compaction drops whole batches from the log's list.
 type batch struct {
 	base int64
 	recs []entry
@@ -67,6 +66,9 @@ type plog struct {
 	changelog     bool
 	base          []based // compacted records, by offset
 	txns          *[]*txn // the cluster's byID
+	// dropped holds the arrays of the batches a purge or compaction
+	// dropped, for the broker to hand back to producers.
+	dropped [][]entry
 }
 
 // txnOf is the transaction that wrote b, nil when none did.
@@ -105,10 +107,13 @@ func (l *plog) readable(committed bool) int64 {
 	return l.end()
 }
 
-// dropBatches forgets the first k batches. Their headers are cleared so
-// that their records go to the collector once no fetch response still
-// views them.
+// dropBatches forgets the first k batches; their arrays go to dropped
+// (a fetch response holds a copy of its records, so no one else holds
+// them).
 func (l *plog) dropBatches(k int) {
+	for i := range l.bs[:k] {
+		l.dropped = append(l.dropped, l.bs[i].recs[:0])
+	}
 	clear(l.bs[:k])
 	l.bs = l.bs[k:]
 	l.sb -= k

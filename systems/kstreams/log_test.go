@@ -94,26 +94,34 @@ func TestLogScanSkipsAbortedBatches(t *testing.T) {
 	}
 }
 
-// A fetch response views the log's batches: purging or compacting the log
-// afterwards must not change what it holds (the batches are never written
-// after their append).
-func TestLogViewsSurvivePurgeAndCompaction(t *testing.T) {
+// A purge or a compaction hands over the arrays of exactly the batches it
+// dropped (the broker gives them to producers to fill again): a live
+// batch's array among them would be overwritten while the log serves it.
+func TestLogDropsWholeBatchesOnly(t *testing.T) {
 	committed := txnCommitted
 	sizes := []int{3, 3, 3, 3}
 	states := []*txnState{&committed, &committed, &committed, &committed}
 	l, _ := testLog(sizes, states)
-	var views [][]entry
-	l.scan(0, l.stable, 100, func(es []entry) { views = append(views, es) })
-	before := slices.Concat(views...)
-	before = slices.Clone(before)
-	l.purge(5)
-	l.push(make([]entry, 7), nil)
-	l.advance()
-	if removed := l.compact(); removed <= 0 {
-		t.Fatalf("compaction removed %d records", removed)
+	arrays := make([]*entry, len(l.bs))
+	for i := range l.bs {
+		arrays[i] = &l.bs[i].recs[0]
 	}
-	if after := slices.Concat(views...); !slices.Equal(before, after) {
-		t.Fatalf("the views changed: %v, were %v", after, before)
+	l.purge(5) // inside the second batch: only the first is dropped
+	if len(l.dropped) != 1 || &l.dropped[0][:1][0] != arrays[0] || len(l.dropped[0]) != 0 {
+		t.Fatalf("purge(5) dropped %d arrays, want the first batch's, emptied", len(l.dropped))
+	}
+	var keys []uint64
+	l.scan(0, l.stable, 100, func(es []entry) {
+		for _, e := range es {
+			keys = append(keys, e.key)
+		}
+	})
+	if want := []uint64{5, 6, 7, 8, 9, 10, 11}; !slices.Equal(keys, want) {
+		t.Fatalf("after purge(5) the log reads %v, want %v", keys, want)
+	}
+	l.dropped = nil
+	if removed := l.compact(); removed != 0 || len(l.dropped) != 3 {
+		t.Fatalf("compaction removed %d records and dropped %d arrays, want 0 and the 3 live batches'", removed, len(l.dropped))
 	}
 }
 

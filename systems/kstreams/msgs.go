@@ -64,6 +64,10 @@ type prodBatch struct {
 type produceAck struct {
 	seq    int64
 	fenced bool
+	// spare: arrays of batches the logs dropped (purged or compacted),
+	// handed to the producer for its next batches (memory, not data: no
+	// one else holds them, since a fetch response copies its records).
+	spare [][]entry
 }
 
 type offset struct {
@@ -112,19 +116,24 @@ type fetch struct {
 	thread int
 	seq    int64 // a new fetch replaces the thread's parked one
 	reqs   []fetchReq
+	// buf is the consumer's fetch buffer, empty, with room for
+	// max.poll.records: the response's records are copied into it and
+	// it comes back with them.
+	buf []entry
 }
 
 // records answers fetch seq.
 type records struct {
 	seq  int64
 	recs []fetched
+	buf  []entry // the fetch's buffer, which recs are parts of
 }
 
-// fetched is one partition's part of a fetch response: views of the
-// log's batches (read only), the aborted ones left out.
+// fetched is one partition's part of a fetch response, the aborted
+// records left out.
 type fetched struct {
 	task       taskID
-	runs       [][]entry
+	recs       []entry
 	from, next int64
 }
 
