@@ -161,6 +161,7 @@ func (th *thread) flushCache(t *task) {
 		acc = &th.late
 	}
 	sub, part := th.p.subOf(t.id), th.p.partOf(t.id)
+	acc.reserve(true, sub, part, len(keys))
 	for _, k := range keys {
 		v, _ := t.store.State.Lookup(k)
 		th.ctx.Work(c.SendCost(16))

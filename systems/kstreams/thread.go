@@ -1,6 +1,8 @@
 package kstreams
 
 import (
+	"slices"
+
 	"ftbench/engine"
 )
 
@@ -360,14 +362,26 @@ func (a *accumulator) init(p *params) {
 // partitions are numbered the changelogs first, by task, then the
 // repartition topics'.
 func (a *accumulator) add(changelog bool, sub, part int, e entry) {
-	s := sub*a.parts + part
-	if !changelog {
-		s += a.nTasks
-	}
+	s := a.slot(changelog, sub, part)
 	if len(a.recs[s]) == 0 {
 		a.order = append(a.order, s)
 	}
 	a.recs[s] = append(a.recs[s], e)
+}
+
+func (a *accumulator) slot(changelog bool, sub, part int) int {
+	if changelog {
+		return sub*a.parts + part
+	}
+	return a.nTasks + sub*a.parts + part
+}
+
+// reserve makes room for n more records of a partition at once (a cache
+// flush knows how many it writes: grown record by record, its changelog
+// batch was copied over and over).
+func (a *accumulator) reserve(changelog bool, sub, part, n int) {
+	s := a.slot(changelog, sub, part)
+	a.recs[s] = slices.Grow(a.recs[s], n)
 }
 
 func (a *accumulator) empty() bool { return len(a.order) == 0 }
