@@ -343,7 +343,7 @@ func (th *thread) output(c engine.Commit) {
 // record. A request takes each partition's array as its batch (the log
 // keeps it whole), and the partition goes on in an array of a batch some
 // log dropped, which the broker handed back with an acknowledgement:
-// after the first commits the producer allocates nothing (fresh arrays,
+// after the first commits the producer allocates little (fresh arrays,
 // copied out or grown, cost the event loop a fifth of its time).
 type accumulator struct {
 	nTasks, parts int
@@ -358,9 +358,7 @@ func (a *accumulator) init(p *params) {
 }
 
 // add appends a record for a changelog partition (that of task (sub,
-// part)) or a repartition one (partition part of sub's input topic). The
-// partitions are numbered the changelogs first, by task, then the
-// repartition topics'.
+// part)) or a repartition one (partition part of sub's input topic).
 func (a *accumulator) add(changelog bool, sub, part int, e entry) {
 	s := a.slot(changelog, sub, part)
 	if len(a.recs[s]) == 0 {
@@ -369,6 +367,8 @@ func (a *accumulator) add(changelog bool, sub, part int, e entry) {
 	a.recs[s] = append(a.recs[s], e)
 }
 
+// slot numbers the partitions: the changelogs first, by task, then the
+// repartition topics'.
 func (a *accumulator) slot(changelog bool, sub, part int) int {
 	if changelog {
 		return sub*a.parts + part
@@ -393,20 +393,28 @@ func (a *accumulator) take() []prodBatch {
 	for i, s := range a.order {
 		b := &bs[i]
 		b.changelog = s < a.nTasks
+		q := s
 		if !b.changelog {
-			s -= a.nTasks
+			q -= a.nTasks
 		}
-		b.sub, b.part = s/a.parts, s%a.parts
-		s = a.order[i]
-		b.recs = a.recs[s]
-		a.recs[s] = nil
-		if n := len(a.spare); n > 0 {
-			a.recs[s], a.spare[n-1] = a.spare[n-1], nil
-			a.spare = a.spare[:n-1]
-		}
+		b.sub, b.part = q/a.parts, q%a.parts
+		b.recs, a.recs[s] = a.recs[s], a.spareArray()
 	}
 	a.order = a.order[:0]
 	return bs
+}
+
+// spareArray is an empty array for a partition's next batch: one the
+// broker handed back, or none yet.
+func (a *accumulator) spareArray() []entry {
+	n := len(a.spare)
+	if n == 0 {
+		return nil
+	}
+	arr := a.spare[n-1]
+	a.spare[n-1] = nil
+	a.spare = a.spare[:n-1]
+	return arr
 }
 
 // reset drops the records not sent yet (an aborted transaction's).
