@@ -76,6 +76,36 @@ type broker struct {
 	rebal    bool             // a rebalance in progress
 	again    bool             // another rebalance once this one ends
 	rebStart engine.Time
+	// spare holds arrays of dropped batches until a produce
+	// acknowledgement hands them back to a producer (memory reused, not
+	// state: a new broker starts without).
+	spare [][]entry
+}
+
+// maxSpare bounds the arrays the broker keeps for producers.
+const maxSpare = 256
+
+// reuse takes the arrays of the batches log l dropped.
+func (b *broker) reuse(l *plog) {
+	for _, a := range l.dropped {
+		if len(b.spare) < maxSpare {
+			b.spare = append(b.spare, a)
+		}
+	}
+	clear(l.dropped)
+	l.dropped = l.dropped[:0]
+}
+
+// spares hands out up to n arrays for a producer's next batches.
+func (b *broker) spares(n int) [][]entry {
+	n = min(n, len(b.spare))
+	if n == 0 {
+		return nil
+	}
+	out := slices.Clone(b.spare[len(b.spare)-n:])
+	clear(b.spare[len(b.spare)-n:])
+	b.spare = b.spare[:len(b.spare)-n]
+	return out
 }
 
 func newBroker(p *params, c *cluster) *broker {

@@ -1,11 +1,6 @@
 package kstreams
 
-import (
-	"slices"
-
-	"ftbench/engine"
-	"ftbench/systems/internal/stream"
-)
+import "ftbench/engine"
 
 // cluster is what the Kafka cluster keeps durably: the partition logs of
 // the repartition and changelog topics, the committed offsets (the
@@ -43,8 +38,8 @@ type cluster struct {
 	nextTok  int64         // store-write tokens
 	txns     []*txn        // every transaction still undecided, oldest first
 	// byID is every transaction ever begun: txn.id-1 indexes it. Log
-	// entries name their transaction by id, so that a log holds no
-	// pointers and the garbage collector need not scan it.
+	// batches name their transaction by id, so that their records hold no
+	// pointers and the garbage collector need not scan them.
 	byID    []*txn
 	cleaned engine.Time // the log cleaner's last pass
 }
@@ -89,9 +84,9 @@ type txn struct {
 	thread  int
 	epoch   int64
 	state   txnState
-	parts   []*plog         // partitions it wrote to (AddPartitionsToTxn)
-	output  []engine.Commit // its output-topic records: visible when it commits
-	offsets []offset        // consumed offsets (TxnOffsetCommit), committed with it
+	parts   []*plog           // partitions it wrote to (AddPartitionsToTxn)
+	output  [][]engine.Commit // its output-topic records, in the producers' pieces: visible when it commits
+	offsets []offset          // consumed offsets (TxnOffsetCommit), committed with it
 	began   engine.Time
 	id      int32 // its index in cluster.byID, plus one
 }
@@ -107,172 +102,3 @@ const (
 )
 
 func (t *txn) decided() bool { return t == nil || t.state == txnCommitted || t.state == txnAborted }
-
-// entry is one record of a partition log: a data message's typed fields
-// (data records carry no Body) and its transaction. It holds no pointer,
-// so the collector never scans the logs, which hold every record between
-// two purges or compactions.
-type entry struct {
-	key  uint64
-	val  int64
-	id   engine.EffectID
-	born engine.Time
-	size int32
-	kind uint16
-	txn  int32 // the transaction's id; 0: written outside one (at-least-once)
-}
-
-func entryOf(m engine.Msg, t *txn) entry {
-	e := entry{key: m.Key, val: m.Val, id: m.ID, born: m.Born, size: m.Size, kind: m.Kind}
-	if t != nil {
-		e.txn = t.id
-	}
-	return e
-}
-
-// msg is the record as a consumer receives it.
-func (e *entry) msg() engine.Msg {
-	return engine.Msg{Kind: e.kind, Size: e.size, Key: e.key, Val: e.val, ID: e.id, Born: e.born}
-}
-
-// plog is one partition. Offsets count records; recs[i] is at offset
-// start+i. stable is the last stable offset: every record below it is
-// committed, aborted or non-transactional (read_committed reads up to
-// it); the high watermark is end(). A repartition partition is purged
-// below its committed offset (Streams' deleteRecords after a commit); a
-// changelog partition is compacted: the cleaner folds its decided records
-// into base, the last committed value of each key with its offset.
-type plog struct {
-	start, stable int64
-	recs          []entry // the live records: buf[head:]
-	buf           []entry
-	head          int
-	changelog     bool
-	base          []based // compacted records, by offset
-	txns          *[]*txn // the cluster's byID
-}
-
-// txnOf is the transaction that wrote e, nil when none did.
-func (l *plog) txnOf(e *entry) *txn {
-	if e.txn == 0 {
-		return nil
-	}
-	return (*l.txns)[e.txn-1]
-}
-
-type based struct {
-	kv  stream.KV
-	off int64
-}
-
-func (l *plog) end() int64 { return l.start + int64(len(l.recs)) }
-
-// advance moves the last stable offset past decided records.
-func (l *plog) advance() {
-	for l.stable < l.end() && l.txnOf(&l.recs[l.stable-l.start]).decided() {
-		l.stable++
-	}
-}
-
-// readable is how far a consumer may read: the LSO under read_committed.
-func (l *plog) readable(committed bool) int64 {
-	if committed {
-		return l.stable
-	}
-	return l.end()
-}
-
-// visible reports whether the record at off is one a consumer returns:
-// not part of an aborted transaction.
-func (l *plog) visible(off int64) bool {
-	t := l.txnOf(&l.recs[off-l.start])
-	return t == nil || t.state != txnAborted
-}
-
-// purge drops the decided records below off (a repartition topic's records
-// once their consumer committed past them).
-func (l *plog) purge(off int64) {
-	off = min(off, l.stable)
-	if off <= l.start {
-		return
-	}
-	l.drop(off - l.start)
-	l.start = off
-}
-
-// push appends a record.
-func (l *plog) push(e entry) {
-	l.buf = append(l.buf, e)
-	l.recs = l.buf[l.head:]
-}
-
-// drop forgets the first n records. They stay in the array until they
-// are more than the live ones, which then move to its front: a purge
-// after every commit copies nothing, and the array keeps its capacity
-// (re-slicing it away made every purged log grow, and copy, again).
-func (l *plog) drop(n int64) {
-	l.head += int(n)
-	if l.head > len(l.buf)/2 {
-		k := copy(l.buf, l.buf[l.head:])
-		clear(l.buf[k:]) // let the collector have the dropped records' bodies
-		l.buf, l.head = l.buf[:k], 0
-	}
-	l.recs = l.buf[l.head:]
-}
-
-// compact is one log-cleaner pass over a changelog partition: when the
-// decided records since the last pass are at least as many as the live
-// keys (min.cleanable.dirty.ratio 0.5), they are folded into base, which
-// keeps each key's last committed value and drops aborted records. It
-// returns the records removed.
-func (l *plog) compact() int64 {
-	dirty := l.stable - l.start
-	if dirty == 0 || dirty < int64(len(l.base)) {
-		return 0
-	}
-	last := map[uint64]based{}
-	for _, b := range l.base {
-		last[b.kv.Key] = b
-	}
-	for off := l.start; off < l.stable; off++ {
-		e := &l.recs[off-l.start]
-		if t := l.txnOf(e); t == nil || t.state == txnCommitted {
-			last[e.key] = based{stream.KV{Key: e.key, Val: e.val}, off}
-		}
-	}
-	before := int64(len(l.base)) + dirty
-	base := make([]based, 0, len(last))
-	for _, b := range last {
-		base = append(base, b)
-	}
-	slices.SortFunc(base, func(a, b based) int { return int(a.off - b.off) })
-	l.base = base
-	l.drop(dirty)
-	l.start = l.stable
-	return before - int64(len(base))
-}
-
-// readChangelog returns up to n visible records at offsets from `from` up
-// to limit (base first, then the log), and the offset to read next.
-func (l *plog) readChangelog(from, limit int64, n int) ([]stream.KV, int64) {
-	var kvs []stream.KV
-	next := from
-	if from < l.start {
-		i, _ := slices.BinarySearchFunc(l.base, from, func(b based, off int64) int { return int(b.off - off) })
-		for ; i < len(l.base) && len(kvs) < n; i++ {
-			kvs = append(kvs, l.base[i].kv)
-			next = l.base[i].off + 1
-		}
-		if len(kvs) == n {
-			return kvs, next
-		}
-		next = l.start
-	}
-	for ; next < limit && len(kvs) < n; next++ {
-		if l.visible(next) {
-			e := &l.recs[next-l.start]
-			kvs = append(kvs, stream.KV{Key: e.key, Val: e.val})
-		}
-	}
-	return kvs, next
-}

@@ -102,9 +102,9 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	if pr.epoch == b.c.epoch[pr.thread] {
 		b.c.lastSeq[pr.thread] = pr.seq
 	}
-	for _, r := range pr.recs {
-		l := b.logOf(r)
-		l.push(entryOf(r.m, t))
+	for _, pb := range pr.batches {
+		l := b.logOf(pb)
+		l.push(pb.recs, t)
 		if t != nil && !slices.Contains(t.parts, l) {
 			t.parts = append(t.parts, l)
 		}
@@ -115,13 +115,17 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	if t != nil {
 		t.output = append(t.output, pr.out...)
 	} else {
-		engine.CommitAll(ctx, pr.out) // at-least-once: visible when written
+		// At-least-once: visible when written. A batch is appended once
+		// (a retry is acknowledged without), so its pieces go back.
+		for _, out := range pr.out {
+			engine.CommitOwned(ctx, out)
+		}
 	}
-	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq})
+	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq, spare: b.spares(len(pr.batches))})
 	b.wake(ctx)
 }
 
-func (b *broker) logOf(r prodRec) *plog {
+func (b *broker) logOf(r prodBatch) *plog {
 	if r.changelog {
 		return b.c.chg[b.p.task(r.sub, r.part)]
 	}
@@ -213,7 +217,9 @@ func (b *broker) complete(ctx engine.Ctx, t *txn, st txnState, why string) {
 		for _, o := range t.offsets {
 			b.commitOffset(o)
 		}
-		engine.CommitAll(ctx, t.output)
+		for _, out := range t.output {
+			engine.CommitOwned(ctx, out) // no one reads them again
+		}
 	} else {
 		b.c.aborted++
 		ctx.Record(engine.Event{Kind: evTxnAborted, ID: int64(t.thread), Note: why})
@@ -237,7 +243,9 @@ func (b *broker) ends(th int) []offset {
 func (b *broker) commitOffset(o offset) {
 	b.c.committed[o.task] = max(b.c.committed[o.task], o.off)
 	if sub := b.p.subOf(o.task); sub > 0 {
-		b.c.rep[sub][b.p.partOf(o.task)].purge(b.c.committed[o.task])
+		l := b.c.rep[sub][b.p.partOf(o.task)]
+		l.purge(b.c.committed[o.task])
+		b.reuse(l)
 	}
 }
 
@@ -263,6 +271,7 @@ func (b *broker) clean(ctx engine.Ctx) {
 	for _, l := range b.c.chg {
 		if l != nil {
 			n += l.compact()
+			b.reuse(l)
 		}
 	}
 	if n > 0 {
@@ -316,7 +325,9 @@ func (b *broker) wakeStable(ctx engine.Ctx) {
 func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 	var out []fetched
 	var bytes int64
+	buf := f.buf[:0]
 	budget := maxPollRecords
+	cost := ctx.Cost()
 	for _, r := range f.reqs {
 		l := b.c.rep[b.p.subOf(r.task)][b.p.partOf(r.task)]
 		from := max(r.from, l.start)
@@ -325,23 +336,21 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 			continue
 		}
 		fe := fetched{task: r.task, from: r.from}
-		fe.msgs = make([]engine.Msg, 0, min(upto-from, int64(budget)))
-		off := from
-		for ; off < upto && budget > 0; off++ {
-			if l.visible(off) {
-				m := l.recs[off-l.start].msg()
-				fe.msgs = append(fe.msgs, m)
-				bytes += int64(ctx.Cost().WireBytes(m.Size))
-				budget--
+		n0 := len(buf)
+		fe.next = l.scan(from, upto, budget, func(run []entry) {
+			buf = append(buf, run...)
+			for i := range run {
+				bytes += int64(cost.WireBytes(run[i].size))
 			}
-		}
-		fe.next = off
+			budget -= len(run)
+		})
+		fe.recs = buf[n0:len(buf):len(buf)]
 		out = append(out, fe)
 	}
 	if len(out) == 0 {
 		return false
 	}
-	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out})
+	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out, buf: buf})
 	return true
 }
 

@@ -41,25 +41,33 @@ const (
 // requestBytes is the size of a request or response without records.
 const requestBytes = 64
 
+// produce is a ProduceRequest: one batch per partition, as the
+// producer's record accumulator builds them, and the output-topic records.
 type produce struct {
-	thread int
-	epoch  int64
-	seq    int64
-	recs   []prodRec
-	out    []engine.Commit
-	bytes  int64
+	thread  int
+	epoch   int64
+	seq     int64
+	batches []prodBatch
+	out     [][]engine.Commit // in the runtime's pieces, handed back when visible
+	bytes   int64
 }
 
-// prodRec is one record for a repartition or changelog partition.
-type prodRec struct {
+// prodBatch is the records of one produce for one repartition or
+// changelog partition. The broker's log keeps recs as it is: nobody
+// writes it after the producer sends it.
+type prodBatch struct {
 	changelog bool
 	sub, part int // repartition: the input topic of sub-topology sub; changelog: task (sub, part)
-	m         engine.Msg
+	recs      []entry
 }
 
 type produceAck struct {
 	seq    int64
 	fenced bool
+	// spare: arrays of batches the logs dropped (purged or compacted),
+	// handed to the producer for its next batches (memory, not data: no
+	// one else holds them, since a fetch response copies its records).
+	spare [][]entry
 }
 
 type offset struct {
@@ -108,17 +116,24 @@ type fetch struct {
 	thread int
 	seq    int64 // a new fetch replaces the thread's parked one
 	reqs   []fetchReq
+	// buf is the consumer's fetch buffer, empty, with room for
+	// max.poll.records: the response's records are copied into it and
+	// it comes back with them.
+	buf []entry
 }
 
 // records answers fetch seq.
 type records struct {
 	seq  int64
 	recs []fetched
+	buf  []entry // the fetch's buffer, which recs are parts of
 }
 
+// fetched is one partition's part of a fetch response, the aborted
+// records left out.
 type fetched struct {
 	task       taskID
-	msgs       []engine.Msg
+	recs       []entry
 	from, next int64
 }
 

@@ -88,7 +88,7 @@ func (th *thread) input(t *task, m engine.Msg) {
 	}
 	th.octx[t.sub.stages[0]].Ctx = th.ctx
 	t.ops[0].Process(&th.octx[t.sub.stages[0]], m)
-	if t.store != nil && len(t.store.Changed) > th.p.cacheEntries/max(1, th.statefulTasks()) {
+	if t.store != nil && len(t.store.Changed) > th.cachePerTask {
 		// The record cache is full: evicted entries go to the changelog
 		// now (modelled as flushing the task's dirty keys).
 		th.flushCache(t)
@@ -110,7 +110,7 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 		si := t.sub.stages[next]
 		c := th.octx[si].c
 		th.ctx.Work(p.plan.Stages[si].Cost(c, m) + c.SendCost(m.Size))
-		th.out = append(th.out, stream.CommitOf(m))
+		th.output(stream.CommitOf(m))
 		th.bufBytes += int64(c.WireBytes(m.Size))
 		return
 	}
@@ -121,19 +121,20 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 		c = th.octx[last].c
 	}
 	th.ctx.Work(c.SendCost(m.Size))
+	e := entryOf(m)
 	switch t.sub.out {
 	case workloads.Broadcast:
 		for part := 0; part < p.parts; part++ {
-			th.buf = append(th.buf, prodRec{sub: sub, part: part, m: m})
+			th.acc.add(false, sub, part, e)
 		}
 	case workloads.Rebalance:
 		th.rr++
-		th.buf = append(th.buf, prodRec{sub: sub, part: th.rr % p.parts, m: m})
+		th.acc.add(false, sub, th.rr%p.parts, e)
 	default:
-		th.buf = append(th.buf, prodRec{sub: sub, part: stream.KeyPartition(m.Key, p.parts), m: m})
+		th.acc.add(false, sub, stream.KeyPartition(m.Key, p.parts), e)
 	}
 	th.bufBytes += int64(c.WireBytes(m.Size))
-	th.ctx.Count(cRepartitionBytes, int64(c.WireBytes(m.Size)))
+	th.repBytes += int64(c.WireBytes(m.Size))
 }
 
 func (t *task) lastStage() int {
@@ -155,15 +156,16 @@ func (th *thread) flushCache(t *task) {
 	}
 	slices.Sort(keys)
 	c := th.octx[t.sub.store].c
+	acc := &th.acc
+	if mutantChangelogAfterCommit && th.p.eos {
+		acc = &th.late
+	}
+	sub, part := th.p.subOf(t.id), th.p.partOf(t.id)
+	acc.reserve(true, sub, part, len(keys))
 	for _, k := range keys {
 		v, _ := t.store.State.Lookup(k)
-		rec := prodRec{changelog: true, sub: th.p.subOf(t.id), part: th.p.partOf(t.id), m: engine.Msg{Key: k, Val: v, Size: 16}}
 		th.ctx.Work(c.SendCost(16))
-		if mutantChangelogAfterCommit && th.p.eos {
-			th.late = append(th.late, rec)
-		} else {
-			th.buf = append(th.buf, rec)
-		}
+		acc.add(true, sub, part, entry{key: k, val: v, size: 16})
 		th.bufBytes += int64(c.WireBytes(16))
 	}
 	th.ctx.Count(cChangelogBytes, int64(len(keys)*c.WireBytes(16)))

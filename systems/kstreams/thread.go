@@ -1,6 +1,8 @@
 package kstreams
 
 import (
+	"slices"
+
 	"ftbench/engine"
 )
 
@@ -59,18 +61,26 @@ type thread struct {
 	commitReq bool
 	inflight  *produce
 	seq       int64
-	buf       []prodRec
-	late      []prodRec // mutant: changelog records held until after the commit
-	out       []engine.Commit
+	acc       accumulator
+	late      accumulator       // mutant: changelog records held until after the commit
+	out       [][]engine.Commit // output-topic records not sent yet, in the runtime's pieces
 	bufBytes  int64
 	rr        int
 	fetching  bool
 	fetchSeq  int64
 	stash     []fetched // records fetched while the thread was blocked
+	stashBufs [][]entry // the fetch buffers stash's records are in
+	fetchBufs [][]entry // fetch buffers free for the next fetches
 	offReq    any       // the commit request outstanding (re-sent to a new broker)
 	began     engine.Time
 	lingering bool
 	polling   bool
+	// Set as a poll or a drain begins, for the records it processes (their
+	// processing changes no task): the record cache's share of each
+	// stateful task, and the repartition bytes they produced, counted
+	// once they are processed (one counter update, not one a record).
+	cachePerTask int
+	repBytes     int64
 }
 
 func newThread(p *params, idx int) *thread {
@@ -82,6 +92,8 @@ func newThread(p *params, idx int) *thread {
 	th.standby = make([]*task, p.nTasks())
 	th.local = make([]*task, p.nTasks())
 	th.handover = make([]bool, p.nTasks())
+	th.acc.init(p)
+	th.late.init(p)
 	return th
 }
 
@@ -131,10 +143,12 @@ func (th *thread) Handle(ctx engine.Ctx, from engine.ProcID, m engine.Msg) {
 	case kRecords:
 		r := m.Body.(records)
 		if r.seq != th.fetchSeq {
+			th.fetchBufs = append(th.fetchBufs, r.buf[:0])
 			return // answers a fetch a newer one replaced
 		}
 		th.fetching = false
 		th.stash = append(th.stash, r.recs...)
+		th.stashBufs = append(th.stashBufs, r.buf)
 		th.drain()
 	case kRestoreChunk:
 		th.restoreChunk(m.Body.(restoreChunk))
@@ -186,6 +200,7 @@ func (th *thread) poll() {
 	if th.blocked() {
 		return
 	}
+	th.cachePerTask = th.p.cacheEntries / max(1, th.statefulTasks())
 	budget := maxPollRecords
 	wait := engine.Time(-1)
 	for _, t := range th.tasks {
@@ -223,6 +238,7 @@ func (th *thread) drain() {
 	if th.blocked() {
 		return
 	}
+	th.cachePerTask = th.p.cacheEntries / max(1, th.statefulTasks())
 	stash := th.stash
 	th.stash = nil
 	for _, f := range stash {
@@ -230,11 +246,16 @@ func (th *thread) drain() {
 		if t == nil || t.state != tsRunning || f.from != t.pos {
 			continue // revoked or moved meanwhile
 		}
-		for _, m := range f.msgs {
-			th.input(t, m)
+		for i := range f.recs {
+			th.input(t, f.recs[i].msg())
 		}
 		t.pos = f.next
 	}
+	for _, buf := range th.stashBufs {
+		th.fetchBufs = append(th.fetchBufs, buf[:0])
+	}
+	clear(th.stashBufs)
+	th.stashBufs = th.stashBufs[:0]
 	th.afterProcessing()
 	th.fetch()
 }
@@ -267,15 +288,24 @@ func (th *thread) refetch() {
 		th.fetching = false
 		return
 	}
+	if n := len(th.fetchBufs); n > 0 {
+		f.buf, th.fetchBufs = th.fetchBufs[n-1], th.fetchBufs[:n-1]
+	} else {
+		f.buf = make([]entry, 0, maxPollRecords)
+	}
 	th.fetching = true
 	th.send(kFetch, requestBytes, f)
 }
 
 // afterProcessing sends a full batch, or arms the linger timer.
 func (th *thread) afterProcessing() {
+	if th.repBytes > 0 {
+		th.ctx.Count(cRepartitionBytes, th.repBytes)
+		th.repBytes = 0
+	}
 	if th.bufBytes >= batchBytes {
 		th.flush()
-	} else if len(th.buf) > 0 || len(th.out) > 0 {
+	} else if !th.acc.empty() || len(th.out) > 0 {
 		if !th.lingering {
 			th.lingering = true
 			th.ctx.After(linger, tLinger)
@@ -284,18 +314,120 @@ func (th *thread) afterProcessing() {
 	th.maybeCommit()
 }
 
-// flush sends what the producer holds, one batch in flight at a time.
+// flush sends what the producer holds, one request in flight at a time.
 func (th *thread) flush() {
-	if th.inflight != nil || (len(th.buf) == 0 && len(th.out) == 0) {
+	if th.inflight != nil || (th.acc.empty() && len(th.out) == 0) {
 		return
 	}
 	th.seq++
-	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, recs: th.buf, out: th.out, bytes: th.bufBytes + requestBytes}
-	// The next batch is about as large: sized at once, it grows without
-	// copying.
-	th.buf, th.out, th.bufBytes = make([]prodRec, 0, len(pr.recs)), make([]engine.Commit, 0, len(pr.out)), 0
+	pr := &produce{thread: th.idx, epoch: th.epoch, seq: th.seq, batches: th.acc.take(), out: th.out, bytes: th.bufBytes + requestBytes}
+	th.out, th.bufBytes = nil, 0
 	th.inflight = pr
 	th.send(kProduce, pr.bytes, pr)
+}
+
+// outPiece is the output records of one of the runtime's pieces.
+const outPiece = 512
+
+// output adds an output-topic record. Output records gather in pieces
+// taken from the runtime (engine.CommitBuffer), which the transaction
+// keeps whole and hands back when it commits (engine.CommitOwned): the
+// runtime reuses them instead of the event loop allocating and copying a
+// second's output per second.
+func (th *thread) output(c engine.Commit) {
+	n := len(th.out)
+	if n == 0 || len(th.out[n-1]) == cap(th.out[n-1]) {
+		th.out = append(th.out, engine.CommitBuffer(th.ctx, outPiece))
+		n++
+	}
+	th.out[n-1] = append(th.out[n-1], c)
+}
+
+// accumulator is the producer's record accumulator: the records not sent
+// yet, by partition, and the partitions in the order they got their first
+// record. A request takes each partition's array as its batch (the log
+// keeps it whole), and the partition goes on in an array of a batch some
+// log dropped, which the broker handed back with an acknowledgement:
+// after the first commits the producer allocates little (fresh arrays,
+// copied out or grown, cost the event loop a fifth of its time).
+type accumulator struct {
+	nTasks, parts int
+	recs          [][]entry // by partition: its records not sent yet
+	order         []int     // the partitions with records, first-come
+	spare         [][]entry // empty arrays for the next batches
+}
+
+func (a *accumulator) init(p *params) {
+	a.nTasks, a.parts = p.nTasks(), p.parts
+	a.recs = make([][]entry, 2*p.nTasks())
+}
+
+// add appends a record for a changelog partition (that of task (sub,
+// part)) or a repartition one (partition part of sub's input topic).
+func (a *accumulator) add(changelog bool, sub, part int, e entry) {
+	s := a.slot(changelog, sub, part)
+	if len(a.recs[s]) == 0 {
+		a.order = append(a.order, s)
+	}
+	a.recs[s] = append(a.recs[s], e)
+}
+
+// slot numbers the partitions: the changelogs first, by task, then the
+// repartition topics'.
+func (a *accumulator) slot(changelog bool, sub, part int) int {
+	if changelog {
+		return sub*a.parts + part
+	}
+	return a.nTasks + sub*a.parts + part
+}
+
+// reserve makes room for n more records of a partition at once (a cache
+// flush knows how many it writes: grown record by record, its changelog
+// batch was copied over and over).
+func (a *accumulator) reserve(changelog bool, sub, part, n int) {
+	s := a.slot(changelog, sub, part)
+	a.recs[s] = slices.Grow(a.recs[s], n)
+}
+
+func (a *accumulator) empty() bool { return len(a.order) == 0 }
+
+// take hands over the records as one batch per partition and empties the
+// accumulator.
+func (a *accumulator) take() []prodBatch {
+	bs := make([]prodBatch, len(a.order))
+	for i, s := range a.order {
+		b := &bs[i]
+		b.changelog = s < a.nTasks
+		q := s
+		if !b.changelog {
+			q -= a.nTasks
+		}
+		b.sub, b.part = q/a.parts, q%a.parts
+		b.recs, a.recs[s] = a.recs[s], a.spareArray()
+	}
+	a.order = a.order[:0]
+	return bs
+}
+
+// spareArray is an empty array for a partition's next batch: one the
+// broker handed back, or none yet.
+func (a *accumulator) spareArray() []entry {
+	n := len(a.spare)
+	if n == 0 {
+		return nil
+	}
+	arr := a.spare[n-1]
+	a.spare[n-1] = nil
+	a.spare = a.spare[:n-1]
+	return arr
+}
+
+// reset drops the records not sent yet (an aborted transaction's).
+func (a *accumulator) reset() {
+	for _, s := range a.order {
+		a.recs[s] = a.recs[s][:0]
+	}
+	a.order = a.order[:0]
 }
 
 func (th *thread) produced(a produceAck) {
@@ -303,6 +435,7 @@ func (th *thread) produced(a produceAck) {
 		return
 	}
 	th.inflight = nil
+	th.acc.spare = append(th.acc.spare, a.spare...)
 	if a.fenced {
 		th.fenced("produce fenced")
 		return
@@ -365,7 +498,7 @@ func (th *thread) txnOffsetsAcked(r txnReply) {
 // stepCommit ends the transaction (or commits the offsets) once every
 // batch is acknowledged.
 func (th *thread) stepCommit() {
-	if th.ph != phFlush || th.inflight != nil || len(th.buf) > 0 || len(th.out) > 0 {
+	if th.ph != phFlush || th.inflight != nil || !th.acc.empty() || len(th.out) > 0 {
 		return
 	}
 	th.ph = phEnd
@@ -397,9 +530,12 @@ func (th *thread) committed(r txnReply) {
 			}
 		}
 	}
-	if len(th.late) > 0 { // mutant: the changelog after the commit
-		th.buf = append(th.buf, th.late...)
-		th.late = nil
+	if !th.late.empty() { // mutant: the changelog after the commit
+		for _, b := range th.late.take() {
+			for _, e := range b.recs {
+				th.acc.add(true, b.sub, b.part, e)
+			}
+		}
 		th.flush()
 	}
 	th.releaseRevoked()
@@ -431,7 +567,9 @@ func (th *thread) fenced(why string) {
 			th.tasks[id] = nil
 		}
 	}
-	th.buf, th.out, th.late, th.bufBytes, th.stash = nil, nil, nil, 0, nil
+	th.acc.reset()
+	th.late.reset()
+	th.out, th.bufBytes, th.stash, th.stashBufs = nil, 0, nil, nil
 	th.fetchSeq++
 	th.fetching = false
 	th.ph, th.offReq, th.inflight, th.rebal, th.revoke = phIdle, nil, nil, false, false
