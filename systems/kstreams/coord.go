@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"ftbench/engine"
+	"ftbench/systems"
 )
 
 // written: a store write is durable, so what it carried takes effect.
@@ -105,6 +106,9 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	for _, pb := range pr.batches {
 		l := b.logOf(pb)
 		l.push(pb.recs, t)
+		if !pb.changelog {
+			ctx.Count(systems.InternalLag, int64(len(pb.recs))) // [pos, next) grew
+		}
 		if t != nil && !slices.Contains(t.parts, l) {
 			t.parts = append(t.parts, l)
 		}
@@ -330,6 +334,7 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 	cost := ctx.Cost()
 	for _, r := range f.reqs {
 		l := b.c.rep[b.p.subOf(r.task)][b.p.partOf(r.task)]
+		b.consumedTo(ctx, l, r.from)
 		from := max(r.from, l.start)
 		upto := l.readable(b.p.eos)
 		if from >= upto || budget == 0 {
@@ -346,12 +351,26 @@ func (b *broker) serve(ctx engine.Ctx, f *fetch) bool {
 		})
 		fe.recs = buf[n0:len(buf):len(buf)]
 		out = append(out, fe)
+		b.consumedTo(ctx, l, fe.next)
 	}
 	if len(out) == 0 {
 		return false
 	}
 	b.send(ctx, f.thread, kRecords, bytes+requestBytes, records{seq: f.seq, recs: out, buf: buf})
 	return true
+}
+
+// consumedTo moves a repartition partition's consumer position, as the
+// broker sees it, to off: the records a fetch asks for from (a new owner
+// asks from the committed offset, so the lag grows back) or hands out. The
+// run's internal lag follows: Kafka's consumer lag over the repartition
+// topics, which the harness adds to the source lag, so that a backlog
+// growing here reads as overload (no backpressure crosses the topic).
+func (b *broker) consumedTo(ctx engine.Ctx, l *plog, off int64) {
+	if off != l.pos {
+		ctx.Count(systems.InternalLag, l.pos-off)
+		l.pos = off
+	}
 }
 
 // wake answers the parked fetches that now have records, by thread.

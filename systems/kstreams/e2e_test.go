@@ -6,6 +6,7 @@ import (
 
 	"ftbench/engine"
 	"ftbench/harness"
+	"ftbench/systems"
 )
 
 // End-to-end runs through the harness, at 10k records/s for 6 s so that
@@ -128,6 +129,36 @@ func TestBadOptions(t *testing.T) {
 		_, err := harness.Execute(e2eConfig("wordcount", map[string]string{tc.flag: tc.val}))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--%s=%s: error %v, want one line containing %q", tc.flag, tc.val, err, tc.want)
+		}
+	}
+}
+
+// No backpressure crosses a repartition topic: at 200 000 records/s the
+// source is still read at the offered rate while the count tasks fall
+// behind (about 161 000 records/s committed), so the source lag alone
+// stays flat (its slope was 1 163 records/s, under 1% of the rate) and
+// only the repartition topics' consumer lag, which the sampled lag adds
+// (systems.InternalLag), shows the overload. At 100 000 records/s the
+// same lag stays flat. Both runs drain, and the counter then ends at 0.
+func TestRepartitionBacklogIsOverload(t *testing.T) {
+	for _, tc := range []struct {
+		rate       float64
+		duration   engine.Time
+		overloaded bool
+	}{
+		{200_000, 5 * engine.Second, true},
+		{100_000, 4 * engine.Second, false},
+	} {
+		cfg := harness.DefaultConfig()
+		cfg.System, cfg.Rate, cfg.Duration = "kstreams", tc.rate, tc.duration
+		r := execute(t, cfg)
+		if r.Overloaded == nil || *r.Overloaded != tc.overloaded {
+			t.Errorf("rate %.0f: overloaded %v (lag slope %v records/s), want %v",
+				tc.rate, r.Overloaded, r.LagSlopeRPS, tc.overloaded)
+		}
+		if !r.Drained || r.Counters[systems.InternalLag] != 0 {
+			t.Errorf("rate %.0f: drained %v, internal lag at the end %d, want drained and 0",
+				tc.rate, r.Drained, r.Counters[systems.InternalLag])
 		}
 	}
 }

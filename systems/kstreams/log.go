@@ -69,6 +69,10 @@ type plog struct {
 	// dropped holds the arrays of the batches a purge or compaction
 	// dropped, for the broker to hand back to producers.
 	dropped [][]entry
+	// pos is, for a repartition partition, its consuming task's position as
+	// the broker last saw it in a fetch: [pos, next) is the consumer lag
+	// the run's internal lag counts (systems.InternalLag).
+	pos int64
 }
 
 // txnOf is the transaction that wrote b, nil when none did.
