@@ -87,6 +87,14 @@ type Regression struct {
 // (at, seq) order, so the merge moves the piece as one entry.
 const pieceHeader check.CommitStatus = 255
 
+// commits is how many commits an entry stands for.
+func (p *pending) commits() int {
+	if p.status == pieceHeader {
+		return int(p.value)
+	}
+	return 1
+}
+
 func newOutputStore() *outputStore { return &outputStore{visible: keyed.New(0)} }
 
 // run is a sorted run of pending commits; buf[head:] are unsettled.
@@ -158,11 +166,7 @@ func (s *outputStore) add(now engine.Time, p pending) {
 		best.buf = grown
 	}
 	best.buf = append(best.buf, p)
-	if p.status == pieceHeader {
-		best.commits += int(p.value)
-	} else {
-		best.commits++
-	}
+	best.commits += p.commits()
 	if best.commits >= 1<<14 {
 		// Keep runs short-lived: everything before now can settle.
 		s.settle(now)
@@ -197,11 +201,7 @@ func (s *outputStore) settle(t engine.Time) {
 			}
 			s.apply(h)
 			first.head++
-			if h.status == pieceHeader {
-				first.commits -= int(h.value)
-			} else {
-				first.commits--
-			}
+			first.commits -= h.commits()
 		}
 		if first.head >= 1024 && 2*first.head >= len(first.buf) {
 			// A run its process keeps extending never empties: drop the
