@@ -143,3 +143,74 @@ func TestCloneIsIndependent(t *testing.T) {
 		t.Fatalf("a write to the original showed in the clone: key 7 %d", c.Get(7))
 	}
 }
+
+// TestSetKeepsFirstAddedOrder runs random adds and clears on a Set and on a
+// Go map with a list beside it: the keys come out in first-added order,
+// membership agrees, and a clear (both ways: key by key after a few adds,
+// wholesale after many) leaves no key behind in the table.
+func TestSetKeepsFirstAddedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	s := NewSet()
+	ref, order := map[uint64]bool{}, []uint64(nil)
+	for i := range 290_000 {
+		switch {
+		case r.IntN(5000) == 0 || (i%50_000 == 49_999):
+			s.Clear()
+			clear(ref)
+			order = order[:0]
+			for j, sl := range s.t.slots {
+				if sl != (slot{}) {
+					t.Fatalf("op %d: slot %d holds %+v after Clear", i, j, sl)
+				}
+			}
+		default:
+			k := uint64(r.IntN(3000)) * 0x9E3779B97F4A7C15 // key 0 included
+			if r.IntN(3) == 0 {
+				if s.Has(k) != ref[k] {
+					t.Fatalf("op %d: Has(%d) = %v, want %v", i, k, s.Has(k), ref[k])
+				}
+				continue
+			}
+			s.Add(k)
+			if !ref[k] {
+				ref[k] = true
+				order = append(order, k)
+			}
+		}
+		if s.Len() != len(order) {
+			t.Fatalf("op %d: Len %d, want %d", i, s.Len(), len(order))
+		}
+	}
+	if got := s.Keys(); len(got) != len(order) || !slicesEqual(got, order) {
+		t.Fatalf("Keys out of first-added order")
+	}
+	u := NewSet()
+	u.Add(order[len(order)-1])
+	u.AddAll(s)
+	if u.Len() != s.Len() || u.Keys()[0] != order[len(order)-1] {
+		t.Fatalf("AddAll: %d keys, first %d", u.Len(), u.Keys()[0])
+	}
+	// A few keys in a table grown large: cleared key by key.
+	u.Clear()
+	u.Add(0)
+	u.Add(7)
+	u.Add(7 + 1<<60) // the same home slot as 7 in a small table: a probe chain
+	if 8*u.Len() >= len(u.t.slots) {
+		t.Fatalf("table of %d slots too small to clear key by key", len(u.t.slots))
+	}
+	u.Clear()
+	for j, sl := range u.t.slots {
+		if sl != (slot{}) || u.Has(0) || u.Has(7) {
+			t.Fatalf("slot %d holds %+v after a key-by-key Clear", j, sl)
+		}
+	}
+}
+
+func slicesEqual(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}

@@ -1,9 +1,8 @@
 package kstreams
 
 import (
-	"slices"
-
 	"ftbench/engine"
+	"ftbench/keyed"
 	"ftbench/systems/internal/stream"
 	"ftbench/workloads"
 )
@@ -65,7 +64,7 @@ func (th *thread) newTask(id taskID) *task {
 		t.ops = append(t.ops, op)
 		if st.Keyed() {
 			t.store = op
-			op.Changed = map[uint64]struct{}{}
+			op.Changed = keyed.NewSet()
 		}
 	}
 	if p.subOf(id) == 0 {
@@ -88,7 +87,7 @@ func (th *thread) input(t *task, m engine.Msg) {
 	}
 	th.octx[t.sub.stages[0]].Ctx = th.ctx
 	t.ops[0].Process(&th.octx[t.sub.stages[0]], m)
-	if t.store != nil && len(t.store.Changed) > th.cachePerTask {
+	if t.store != nil && t.store.Changed.Len() > th.cachePerTask {
 		// The record cache is full: evicted entries go to the changelog
 		// now (modelled as flushing the task's dirty keys).
 		th.flushCache(t)
@@ -145,23 +144,22 @@ func (t *task) lastStage() int {
 }
 
 // flushCache writes the task's cached (dirty) keys to its changelog, in
-// key order.
+// the order they were first dirtied since the last flush. NamedCache.flush
+// writes them in the order they were last updated (its put moves a key to
+// the end of dirtyKeys); the order within one flush moves no figure, since
+// the changelog keeps each key's latest value and a restore replays them
+// all, and keeping it costs a probe per record instead of one per key.
 func (th *thread) flushCache(t *task) {
-	if t.store == nil || len(t.store.Changed) == 0 {
+	if t.store == nil || t.store.Changed.Len() == 0 {
 		return
 	}
-	keys := make([]uint64, 0, len(t.store.Changed))
-	for k := range t.store.Changed {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := t.store.Changed.Keys()
 	c := th.octx[t.sub.store].c
 	acc := &th.acc
 	if mutantChangelogAfterCommit && th.p.eos {
 		acc = &th.late
 	}
 	sub, part := th.p.subOf(t.id), th.p.partOf(t.id)
-	acc.reserve(true, sub, part, len(keys))
 	for _, k := range keys {
 		v, _ := t.store.State.Lookup(k)
 		th.ctx.Work(c.SendCost(16))
@@ -169,7 +167,7 @@ func (th *thread) flushCache(t *task) {
 		th.bufBytes += int64(c.WireBytes(16))
 	}
 	th.ctx.Count(cChangelogBytes, int64(len(keys)*c.WireBytes(16)))
-	clear(t.store.Changed)
+	t.store.Changed.Clear()
 }
 
 // opCtx is a thread's Ctx as one operator's processors see it: the

@@ -1,8 +1,6 @@
 package kstreams
 
 import (
-	"slices"
-
 	"ftbench/engine"
 )
 
@@ -344,18 +342,29 @@ func (th *thread) output(c engine.Commit) {
 }
 
 // accumulator is the producer's record accumulator: the records not sent
-// yet, by partition, and the partitions in the order they got their first
-// record. A request takes each partition's array as its batch (the log
-// keeps it whole), and the partition goes on in an array of a batch some
-// log dropped, which the broker handed back with an acknowledgement:
-// after the first commits the producer allocates little (fresh arrays,
-// copied out or grown, cost the event loop a fifth of its time).
+// yet, by partition, in batches of at most batchRecords records (Kafka's
+// RecordAccumulator closes a batch at batch.size bytes and opens the
+// next), and the partitions in the order they got their first record. A
+// request takes every batch (the log keeps each whole), and a partition
+// goes on in an array of a batch some log dropped, which the broker handed
+// back with an acknowledgement. Every array holds batchRecords, so any
+// spare fits any partition: after the first commits the producer
+// allocates nothing (arrays grown record by record, or sized to a whole
+// cache flush, were a fifth of the event loop's time and most of a
+// fresh process's page faults).
 type accumulator struct {
 	nTasks, parts int
-	recs          [][]entry // by partition: its records not sent yet
-	order         []int     // the partitions with records, first-come
-	spare         [][]entry // empty arrays for the next batches
+	recs          [][]entry   // by partition: its open batch
+	order         []int       // the partitions with records, first-come
+	closed        []prodBatch // full batches, oldest first
+	spare         [][]entry   // empty arrays for the next batches
 }
+
+// batchRecords bounds a batch: 512 records of a word (about 30 bytes on
+// the wire each) are batch.size's 16 KB. How records split into batches
+// moves no figure: a request carries them all, and offsets, transactions
+// and bytes are the records'.
+const batchRecords = 512
 
 func (a *accumulator) init(p *params) {
 	a.nTasks, a.parts = p.nTasks(), p.parts
@@ -366,10 +375,17 @@ func (a *accumulator) init(p *params) {
 // part)) or a repartition one (partition part of sub's input topic).
 func (a *accumulator) add(changelog bool, sub, part int, e entry) {
 	s := a.slot(changelog, sub, part)
-	if len(a.recs[s]) == 0 {
+	r := a.recs[s]
+	if len(r) == 0 { // nothing of s is waiting: not even a closed batch
 		a.order = append(a.order, s)
 	}
-	a.recs[s] = append(a.recs[s], e)
+	if len(r) == cap(r) {
+		if len(r) > 0 {
+			a.closed = append(a.closed, a.batchOf(s, r))
+		}
+		r = a.spareArray()
+	}
+	a.recs[s] = append(r, e)
 }
 
 // slot numbers the partitions: the changelogs first, by task, then the
@@ -381,40 +397,41 @@ func (a *accumulator) slot(changelog bool, sub, part int) int {
 	return a.nTasks + sub*a.parts + part
 }
 
-// reserve makes room for n more records of a partition at once (a cache
-// flush knows how many it writes: grown record by record, its changelog
-// batch was copied over and over).
-func (a *accumulator) reserve(changelog bool, sub, part, n int) {
-	s := a.slot(changelog, sub, part)
-	a.recs[s] = slices.Grow(a.recs[s], n)
+func (a *accumulator) batchOf(s int, recs []entry) prodBatch {
+	b := prodBatch{changelog: s < a.nTasks, recs: recs}
+	q := s
+	if !b.changelog {
+		q -= a.nTasks
+	}
+	b.sub, b.part = q/a.parts, q%a.parts
+	return b
 }
 
 func (a *accumulator) empty() bool { return len(a.order) == 0 }
 
-// take hands over the records as one batch per partition and empties the
+// take hands over every batch, each partition's in order, and empties the
 // accumulator.
 func (a *accumulator) take() []prodBatch {
-	bs := make([]prodBatch, len(a.order))
-	for i, s := range a.order {
-		b := &bs[i]
-		b.changelog = s < a.nTasks
-		q := s
-		if !b.changelog {
-			q -= a.nTasks
+	bs := make([]prodBatch, 0, len(a.closed)+len(a.order))
+	bs = append(bs, a.closed...)
+	clear(a.closed)
+	a.closed = a.closed[:0]
+	for _, s := range a.order {
+		if len(a.recs[s]) > 0 {
+			bs = append(bs, a.batchOf(s, a.recs[s]))
+			a.recs[s] = nil
 		}
-		b.sub, b.part = q/a.parts, q%a.parts
-		b.recs, a.recs[s] = a.recs[s], a.spareArray()
 	}
 	a.order = a.order[:0]
 	return bs
 }
 
 // spareArray is an empty array for a partition's next batch: one the
-// broker handed back, or none yet.
+// broker handed back, or a new one.
 func (a *accumulator) spareArray() []entry {
 	n := len(a.spare)
 	if n == 0 {
-		return nil
+		return make([]entry, 0, batchRecords)
 	}
 	arr := a.spare[n-1]
 	a.spare[n-1] = nil
@@ -424,6 +441,11 @@ func (a *accumulator) spareArray() []entry {
 
 // reset drops the records not sent yet (an aborted transaction's).
 func (a *accumulator) reset() {
+	for _, b := range a.closed {
+		a.spare = append(a.spare, b.recs[:0])
+	}
+	clear(a.closed)
+	a.closed = a.closed[:0]
 	for _, s := range a.order {
 		a.recs[s] = a.recs[s][:0]
 	}
@@ -597,7 +619,7 @@ func (th *thread) closeDirty(t *task) {
 	default:
 		return // wiped: TaskCorruptedException under EOS
 	}
-	clear(t.store.Changed)
+	t.store.Changed.Clear()
 	th.local[t.id] = t
 }
 

@@ -1,9 +1,9 @@
 package checkpoint
 
 import (
-	"maps"
 	"slices"
 
+	"ftbench/keyed"
 	"ftbench/systems/internal/stream"
 )
 
@@ -64,7 +64,7 @@ type IncrementalState struct {
 // snapshot id.
 type segment struct {
 	id   int64
-	keys map[uint64]struct{}
+	keys *keyed.Set
 }
 
 // DefaultFullEvery is how many pieces a chain may hold before a snapshot is
@@ -73,7 +73,7 @@ const DefaultFullEvery = 10
 
 // NewIncremental tracks op's changed keys for incremental snapshots.
 func NewIncremental(op *stream.Operator, fullEvery int) *IncrementalState {
-	op.Changed = map[uint64]struct{}{}
+	op.Changed = keyed.NewSet()
 	return &IncrementalState{FullEvery: max(fullEvery, 1), op: op, pending: map[int64]Chain{}}
 }
 
@@ -84,14 +84,15 @@ func NewIncremental(op *stream.Operator, fullEvery int) *IncrementalState {
 func (s *IncrementalState) Take(n int64) ([]stream.KV, Chain) {
 	keys := s.op.Changed
 	if len(s.segs) > 0 { // a late notification or an abort: re-upload those keys too
-		keys = maps.Clone(keys)
+		keys = keyed.NewSet()
+		keys.AddAll(s.op.Changed)
 		for _, sg := range s.segs {
-			maps.Copy(keys, sg.keys)
+			keys.AddAll(sg.keys)
 		}
 	}
 	s.segs = append(s.segs, segment{id: n, keys: s.op.Changed})
-	s.op.Changed = map[uint64]struct{}{}
-	delta := stream.StateBytes(len(keys))
+	s.op.Changed = keyed.NewSet()
+	delta := stream.StateBytes(keys.Len())
 	var deltas int64
 	if len(s.confirmed) > 0 {
 		deltas = s.confirmed.Bytes() - s.confirmed[0].Bytes
@@ -102,8 +103,8 @@ func (s *IncrementalState) Take(n int64) ([]stream.KV, Chain) {
 		kvs = s.op.Snapshot()
 		chain = Chain{{ID: n, Bytes: stream.StateBytes(len(kvs)), Full: true}}
 	} else {
-		kvs = make([]stream.KV, 0, len(keys))
-		for k := range keys {
+		kvs = make([]stream.KV, 0, keys.Len())
+		for _, k := range keys.Keys() {
 			kvs = append(kvs, stream.KV{Key: k, Val: s.op.State.Get(k)})
 		}
 		slices.SortFunc(kvs, func(a, b stream.KV) int { return cmpKey(a.Key, b.Key) })
@@ -148,7 +149,7 @@ func (s *IncrementalState) Restored(chain Chain) {
 	s.confirmed = chain
 	s.pending = map[int64]Chain{}
 	s.segs = nil
-	s.op.Changed = map[uint64]struct{}{}
+	s.op.Changed = keyed.NewSet()
 }
 
 // Confirmed is the chain of the last checkpoint known complete (for tests).

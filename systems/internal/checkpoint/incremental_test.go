@@ -22,7 +22,7 @@ func touch(op *stream.Operator, keys ...uint64) {
 		v, _ := op.State.Ptr(k)
 		*v++
 		if op.Changed != nil {
-			op.Changed[k] = struct{}{}
+			op.Changed.Add(k)
 		}
 	}
 }

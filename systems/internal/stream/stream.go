@@ -236,8 +236,10 @@ type Operator struct {
 	Stage *workloads.Stage
 	State *keyed.Table // nil for stateless stages
 	// Changed, when not nil, collects the keys updated since it was last
-	// replaced (incremental checkpoints: a RocksDB memtable's keys).
-	Changed map[uint64]struct{}
+	// replaced or cleared, in first-update order (incremental checkpoints:
+	// a RocksDB memtable's keys; Kafka Streams: the record cache's dirty
+	// keys).
+	Changed *keyed.Set
 	// Costs is the model the operator charges; nil: its process's
 	// (Ctx.Cost). A chained operator that is not its chain's head pays its
 	// own operator's model.
@@ -267,7 +269,7 @@ func (o *Operator) Process(ctx engine.Ctx, m engine.Msg) {
 		v, _ := o.State.Ptr(m.Key)
 		o.Stage.Update(v, m, o.emit)
 		if o.Changed != nil {
-			o.Changed[m.Key] = struct{}{}
+			o.Changed.Add(m.Key)
 		}
 		return
 	}
