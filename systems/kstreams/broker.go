@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"ftbench/engine"
+	"ftbench/systems/internal/stream"
 )
 
 // Events the broker and the threads record (events.jsonl; Summarize and
@@ -79,7 +80,8 @@ type broker struct {
 	// spare holds arrays of dropped batches until a produce
 	// acknowledgement hands them back to a producer (memory reused, not
 	// state: a new broker starts without).
-	spare [][]entry
+	spare   [][]entry
+	spareKV [][]stream.KV
 }
 
 // maxSpare bounds the arrays the broker keeps for producers.
@@ -87,24 +89,43 @@ const maxSpare = 256
 
 // reuse takes the arrays of the batches log l dropped.
 func (b *broker) reuse(l *plog) {
-	for _, a := range l.dropped {
-		if len(b.spare) < maxSpare {
-			b.spare = append(b.spare, a)
-		}
-	}
-	clear(l.dropped)
-	l.dropped = l.dropped[:0]
+	keep(&b.spare, &l.dropped)
+	keep(&b.spareKV, &l.droppedKV)
 }
 
-// spares hands out up to n arrays for a producer's next batches.
-func (b *broker) spares(n int) [][]entry {
-	n = min(n, len(b.spare))
+func keep[E any](pool, dropped *[][]E) {
+	for _, a := range *dropped {
+		if len(*pool) < maxSpare {
+			*pool = append(*pool, a)
+		}
+	}
+	clear(*dropped)
+	*dropped = (*dropped)[:0]
+}
+
+// spares is the acknowledgement of produce pr, with as many arrays of each
+// kind as pr's batches took, when the broker has them.
+func (b *broker) spares(pr *produce) produceAck {
+	var recs, kvs int
+	for _, pb := range pr.batches {
+		if pb.kvs != nil {
+			kvs++
+		} else {
+			recs++
+		}
+	}
+	return produceAck{seq: pr.seq, spare: handOut(&b.spare, recs), spareKV: handOut(&b.spareKV, kvs)}
+}
+
+func handOut[E any](pool *[][]E, n int) [][]E {
+	n = min(n, len(*pool))
 	if n == 0 {
 		return nil
 	}
-	out := slices.Clone(b.spare[len(b.spare)-n:])
-	clear(b.spare[len(b.spare)-n:])
-	b.spare = b.spare[:len(b.spare)-n]
+	p := *pool
+	out := slices.Clone(p[len(p)-n:])
+	clear(p[len(p)-n:])
+	*pool = p[:len(p)-n]
 	return out
 }
 

@@ -105,7 +105,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 	}
 	for _, pb := range pr.batches {
 		l := b.logOf(pb)
-		l.push(pb.recs, t)
+		l.push(pb.recs, pb.kvs, t)
 		if !pb.changelog {
 			ctx.Count(systems.InternalLag, int64(len(pb.recs))) // [pos, next) grew
 		}
@@ -125,7 +125,7 @@ func (b *broker) append(ctx engine.Ctx, pr *produce) {
 			engine.CommitOwned(ctx, out)
 		}
 	}
-	b.send(ctx, pr.thread, kProduceAck, requestBytes, produceAck{seq: pr.seq, spare: b.spares(len(pr.batches))})
+	b.send(ctx, pr.thread, kProduceAck, requestBytes, b.spares(pr))
 	b.wake(ctx)
 }
 

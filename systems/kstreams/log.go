@@ -31,17 +31,21 @@ func (e *entry) msg() engine.Msg {
 }
 
 // batch is one producer batch as a partition log keeps it, whole, as a
-// Kafka log keeps a record batch: records [base, base+len(recs)) of one
-// partition, written by one transaction (txn, its id; 0 outside one). The
-// log appends the producer's array as it is and never writes it; a purge
-// or compaction drops whole batches from the log's list.
+// Kafka log keeps a record batch: records [base, end()) of one partition,
+// written by one transaction (txn, its id; 0 outside one). A repartition
+// batch holds data records (recs), a changelog batch a store's key-values
+// (kvs: a third of an entry's bytes, and a changelog keeps its records
+// until the cleaner's next pass). The log appends the producer's array as
+// it is and never writes it; a purge or compaction drops whole batches
+// from the log's list.
 type batch struct {
 	base int64
 	recs []entry
+	kvs  []stream.KV
 	txn  int32
 }
 
-func (b *batch) end() int64 { return b.base + int64(len(b.recs)) }
+func (b *batch) end() int64 { return b.base + int64(len(b.recs)+len(b.kvs)) }
 
 type based struct {
 	kv  stream.KV
@@ -66,9 +70,10 @@ type plog struct {
 	changelog     bool
 	base          []based // compacted records, by offset
 	txns          *[]*txn // the cluster's byID
-	// dropped holds the arrays of the batches a purge or compaction
-	// dropped, for the broker to hand back to producers.
-	dropped [][]entry
+	// dropped and droppedKV hold the arrays of the batches a purge or
+	// compaction dropped, for the broker to hand back to producers.
+	dropped   [][]entry
+	droppedKV [][]stream.KV
 	// pos is, for a repartition partition, its consuming task's position as
 	// the broker last saw it in a fetch: [pos, next) is the consumer lag
 	// the run's internal lag counts (systems.InternalLag).
@@ -85,14 +90,15 @@ func (l *plog) txnOf(b *batch) *txn {
 
 func (l *plog) end() int64 { return l.next }
 
-// push appends a producer's batch for this partition, as it is.
-func (l *plog) push(recs []entry, t *txn) {
-	b := batch{base: l.next, recs: recs}
+// push appends a producer's batch for this partition, as it is: data
+// records or, for a changelog, key-values.
+func (l *plog) push(recs []entry, kvs []stream.KV, t *txn) {
+	b := batch{base: l.next, recs: recs, kvs: kvs}
 	if t != nil {
 		b.txn = t.id
 	}
 	l.bs = append(l.bs, b)
-	l.next += int64(len(recs))
+	l.next = b.end()
 }
 
 // advance moves the last stable offset past decided batches.
@@ -116,7 +122,11 @@ func (l *plog) readable(committed bool) int64 {
 // them).
 func (l *plog) dropBatches(k int) {
 	for i := range l.bs[:k] {
-		l.dropped = append(l.dropped, l.bs[i].recs[:0])
+		if b := &l.bs[i]; b.kvs != nil {
+			l.droppedKV = append(l.droppedKV, b.kvs[:0])
+		} else {
+			l.dropped = append(l.dropped, b.recs[:0])
+		}
 	}
 	clear(l.bs[:k])
 	l.bs = l.bs[k:]
@@ -143,6 +153,12 @@ func (l *plog) purge(off int64) {
 // batch) and skips aborted batches. It returns the offset to read next:
 // past the last record handed out once n are, else limit.
 func (l *plog) scan(from, limit int64, n int, fn func([]entry)) int64 {
+	return l.walk(from, limit, n, func(b *batch, lo, hi int64) { fn(b.recs[lo:hi]) })
+}
+
+// walk is scan for either kind of batch: fn gets the batch and the run's
+// bounds, as indexes into it.
+func (l *plog) walk(from, limit int64, n int, fn func(b *batch, lo, hi int64)) int64 {
 	next := max(from, l.start)
 	if next >= limit || n <= 0 {
 		return next
@@ -156,7 +172,7 @@ func (l *plog) scan(from, limit int64, n int, fn func([]entry)) int64 {
 			continue
 		}
 		k := min(hi-next, int64(n))
-		fn(b.recs[next-b.base : next-b.base+k])
+		fn(b, next-b.base, next-b.base+k)
 		next += k
 		if n -= int(k); n == 0 {
 			break
@@ -185,8 +201,7 @@ func (l *plog) compact() int64 {
 			continue
 		}
 		for off := max(l.start, b.base); off < b.end(); off++ {
-			e := &b.recs[off-b.base]
-			last[e.key] = based{stream.KV{Key: e.key, Val: e.val}, off}
+			last[b.kvs[off-b.base].Key] = based{b.kvs[off-b.base], off}
 		}
 	}
 	before := int64(len(l.base)) + dirty
@@ -217,10 +232,8 @@ func (l *plog) readChangelog(from, limit int64, n int) ([]stream.KV, int64) {
 		}
 		next = l.start
 	}
-	next = l.scan(next, limit, n-len(kvs), func(es []entry) {
-		for i := range es {
-			kvs = append(kvs, stream.KV{Key: es[i].key, Val: es[i].val})
-		}
+	next = l.walk(next, limit, n-len(kvs), func(b *batch, lo, hi int64) {
+		kvs = append(kvs, b.kvs[lo:hi]...)
 	})
 	return kvs, next
 }

@@ -8,16 +8,19 @@ import (
 )
 
 // testLog builds a partition log from batches of the given sizes, batch i
-// written by transaction states[i] (nil entry: outside a transaction).
-// Record at offset o has key o.
-func testLog(sizes []int, states []*txnState) (*plog, []*txn) {
+// written by transaction states[i] (nil entry: outside a transaction): a
+// changelog of key-values or a repartition log of records. Record at
+// offset o has key o and value 10*o.
+func testLog(sizes []int, states []*txnState, changelog bool) (*plog, []*txn) {
 	var byID []*txn
-	l := &plog{txns: &byID, changelog: true}
+	l := &plog{txns: &byID, changelog: changelog}
 	var off uint64
 	for i, n := range sizes {
 		recs := make([]entry, n)
+		kvs := make([]stream.KV, n)
 		for j := range recs {
 			recs[j] = entry{key: off, val: int64(off) * 10, size: 8}
+			kvs[j] = stream.KV{Key: off, Val: int64(off) * 10}
 			off++
 		}
 		var t *txn
@@ -25,7 +28,11 @@ func testLog(sizes []int, states []*txnState) (*plog, []*txn) {
 			t = &txn{state: *states[i], id: int32(len(byID) + 1)}
 			byID = append(byID, t)
 		}
-		l.push(recs, t)
+		if changelog {
+			l.push(nil, kvs, t)
+		} else {
+			l.push(recs, nil, t)
+		}
 	}
 	l.advance()
 	return l, byID
@@ -69,7 +76,7 @@ func TestLogScanSkipsAbortedBatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, _ := testLog(c.sizes, c.states)
+			l, _ := testLog(c.sizes, c.states, false)
 			l.purge(c.purge)
 			if l.start != min(c.purge, l.stable) {
 				t.Fatalf("start %d after purge(%d), stable %d", l.start, c.purge, l.stable)
@@ -101,7 +108,7 @@ func TestLogDropsWholeBatchesOnly(t *testing.T) {
 	committed := txnCommitted
 	sizes := []int{3, 3, 3, 3}
 	states := []*txnState{&committed, &committed, &committed, &committed}
-	l, _ := testLog(sizes, states)
+	l, _ := testLog(sizes, states, false)
 	arrays := make([]*entry, len(l.bs))
 	for i := range l.bs {
 		arrays[i] = &l.bs[i].recs[0]
@@ -119,22 +126,22 @@ func TestLogDropsWholeBatchesOnly(t *testing.T) {
 	if want := []uint64{5, 6, 7, 8, 9, 10, 11}; !slices.Equal(keys, want) {
 		t.Fatalf("after purge(5) the log reads %v, want %v", keys, want)
 	}
-	l.dropped = nil
-	if removed := l.compact(); removed != 0 || len(l.dropped) != 3 {
-		t.Fatalf("compaction removed %d records and dropped %d arrays, want 0 and the 3 live batches'", removed, len(l.dropped))
+	c, _ := testLog(sizes, states, true)
+	if removed := c.compact(); removed != 0 || len(c.droppedKV) != 4 || len(c.dropped) != 0 {
+		t.Fatalf("compaction removed %d records and dropped %d+%d arrays, want 0 and the 4 batches' key-value arrays", removed, len(c.dropped), len(c.droppedKV))
 	}
 }
 
 // A restore reads the compacted base first, then the log.
 func TestReadChangelogAfterCompaction(t *testing.T) {
 	committed, aborted := txnCommitted, txnAborted
-	l, byID := testLog([]int{2, 2}, []*txnState{&committed, &aborted})
+	l, byID := testLog([]int{2, 2}, []*txnState{&committed, &aborted}, true)
 	l.compact()
 	// Keys 0 and 1 were committed; 2 and 3 aborted and dropped.
-	recs := []entry{{key: 0, val: 7}, {key: 5, val: 50}}
+	kvs := []stream.KV{{Key: 0, Val: 7}, {Key: 5, Val: 50}}
 	t2 := &txn{state: txnCommitted, id: int32(len(byID) + 1)}
 	*l.txns = append(*l.txns, t2)
-	l.push(recs, t2)
+	l.push(nil, kvs, t2)
 	l.advance()
 	kvs, next := l.readChangelog(0, l.stable, 10)
 	want := []stream.KV{{Key: 0, Val: 0}, {Key: 1, Val: 10}, {Key: 0, Val: 7}, {Key: 5, Val: 50}}

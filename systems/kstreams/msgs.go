@@ -57,8 +57,9 @@ type produce struct {
 // writes it after the producer sends it.
 type prodBatch struct {
 	changelog bool
-	sub, part int // repartition: the input topic of sub-topology sub; changelog: task (sub, part)
-	recs      []entry
+	sub, part int         // repartition: the input topic of sub-topology sub; changelog: task (sub, part)
+	recs      []entry     // repartition
+	kvs       []stream.KV // changelog
 }
 
 type produceAck struct {
@@ -67,7 +68,8 @@ type produceAck struct {
 	// spare: arrays of batches the logs dropped (purged or compacted),
 	// handed to the producer for its next batches (memory, not data: no
 	// one else holds them, since a fetch response copies its records).
-	spare [][]entry
+	spare   [][]entry
+	spareKV [][]stream.KV
 }
 
 type offset struct {

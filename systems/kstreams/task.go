@@ -124,13 +124,13 @@ func (th *thread) emit(t *task, k int, m engine.Msg) {
 	switch t.sub.out {
 	case workloads.Broadcast:
 		for part := 0; part < p.parts; part++ {
-			th.acc.add(false, sub, part, e)
+			th.acc.add(sub, part, e)
 		}
 	case workloads.Rebalance:
 		th.rr++
-		th.acc.add(false, sub, th.rr%p.parts, e)
+		th.acc.add(sub, th.rr%p.parts, e)
 	default:
-		th.acc.add(false, sub, stream.KeyPartition(m.Key, p.parts), e)
+		th.acc.add(sub, stream.KeyPartition(m.Key, p.parts), e)
 	}
 	th.bufBytes += int64(c.WireBytes(m.Size))
 	th.repBytes += int64(c.WireBytes(m.Size))
@@ -163,7 +163,7 @@ func (th *thread) flushCache(t *task) {
 	for _, k := range keys {
 		v, _ := t.store.State.Lookup(k)
 		th.ctx.Work(c.SendCost(16))
-		acc.add(true, sub, part, entry{key: k, val: v, size: 16})
+		acc.addKV(sub, part, stream.KV{Key: k, Val: v})
 		th.bufBytes += int64(c.WireBytes(16))
 	}
 	th.ctx.Count(cChangelogBytes, int64(len(keys)*c.WireBytes(16)))

@@ -2,6 +2,7 @@ package kstreams
 
 import (
 	"ftbench/engine"
+	"ftbench/systems/internal/stream"
 )
 
 // Thread timers.
@@ -348,16 +349,18 @@ func (th *thread) output(c engine.Commit) {
 // request takes every batch (the log keeps each whole), and a partition
 // goes on in an array of a batch some log dropped, which the broker handed
 // back with an acknowledgement. Every array holds batchRecords, so any
-// spare fits any partition: after the first commits the producer
-// allocates nothing (arrays grown record by record, or sized to a whole
-// cache flush, were a fifth of the event loop's time and most of a
+// spare fits any partition of its kind: after the first commits the
+// producer allocates nothing (arrays grown record by record, or sized to a
+// whole cache flush, were a fifth of the event loop's time and most of a
 // fresh process's page faults).
 type accumulator struct {
 	nTasks, parts int
-	recs          [][]entry   // by partition: its open batch
-	order         []int       // the partitions with records, first-come
-	closed        []prodBatch // full batches, oldest first
-	spare         [][]entry   // empty arrays for the next batches
+	recs          [][]entry     // by repartition partition (slot): its open batch
+	kvs           [][]stream.KV // by changelog partition (slot): its open batch
+	order         []int         // the slots with records, first-come
+	closed        []prodBatch   // full batches, oldest first
+	spare         [][]entry     // empty arrays for the next batches
+	spareKV       [][]stream.KV
 }
 
 // batchRecords bounds a batch: 512 records of a word (about 30 bytes on
@@ -369,36 +372,59 @@ const batchRecords = 512
 func (a *accumulator) init(p *params) {
 	a.nTasks, a.parts = p.nTasks(), p.parts
 	a.recs = make([][]entry, 2*p.nTasks())
+	a.kvs = make([][]stream.KV, p.nTasks())
 }
 
-// add appends a record for a changelog partition (that of task (sub,
-// part)) or a repartition one (partition part of sub's input topic).
-func (a *accumulator) add(changelog bool, sub, part int, e entry) {
-	s := a.slot(changelog, sub, part)
-	r := a.recs[s]
+// add appends a record for partition part of sub's repartition topic.
+func (a *accumulator) add(sub, part int, e entry) {
+	appendTo(a, a.recs, &a.spare, a.nTasks+sub*a.parts+part, e)
+}
+
+// addKV appends a store update for the changelog of task (sub, part).
+func (a *accumulator) addKV(sub, part int, kv stream.KV) {
+	appendTo(a, a.kvs, &a.spareKV, sub*a.parts+part, kv)
+}
+
+// appendTo appends x to slot s's open batch, open[s], closing the batch
+// into a.closed when it is full.
+func appendTo[E entry | stream.KV](a *accumulator, open [][]E, spare *[][]E, s int, x E) {
+	r := open[s]
 	if len(r) == 0 { // nothing of s is waiting: not even a closed batch
 		a.order = append(a.order, s)
 	}
 	if len(r) == cap(r) {
 		if len(r) > 0 {
-			a.closed = append(a.closed, a.batchOf(s, r))
+			b := a.batchOf(s, nil, nil)
+			switch r := any(r).(type) {
+			case []entry:
+				b.recs = r
+			case []stream.KV:
+				b.kvs = r
+			}
+			a.closed = append(a.closed, b)
 		}
-		r = a.spareArray()
+		r = takeSpare(spare)
 	}
-	a.recs[s] = append(r, e)
+	open[s] = append(r, x)
 }
 
-// slot numbers the partitions: the changelogs first, by task, then the
-// repartition topics'.
-func (a *accumulator) slot(changelog bool, sub, part int) int {
-	if changelog {
-		return sub*a.parts + part
+// takeSpare is an empty array for a partition's next batch: one the
+// broker handed back, or a new one.
+func takeSpare[E any](spare *[][]E) []E {
+	n := len(*spare)
+	if n == 0 {
+		return make([]E, 0, batchRecords)
 	}
-	return a.nTasks + sub*a.parts + part
+	arr := (*spare)[n-1]
+	(*spare)[n-1] = nil
+	*spare = (*spare)[:n-1]
+	return arr
 }
 
-func (a *accumulator) batchOf(s int, recs []entry) prodBatch {
-	b := prodBatch{changelog: s < a.nTasks, recs: recs}
+// batchOf is slot s's batch: slots number the changelogs first, by task,
+// then the repartition topics' partitions.
+func (a *accumulator) batchOf(s int, recs []entry, kvs []stream.KV) prodBatch {
+	b := prodBatch{changelog: s < a.nTasks, recs: recs, kvs: kvs}
 	q := s
 	if !b.changelog {
 		q -= a.nTasks
@@ -417,8 +443,11 @@ func (a *accumulator) take() []prodBatch {
 	clear(a.closed)
 	a.closed = a.closed[:0]
 	for _, s := range a.order {
-		if len(a.recs[s]) > 0 {
-			bs = append(bs, a.batchOf(s, a.recs[s]))
+		if s < a.nTasks {
+			bs = append(bs, a.batchOf(s, nil, a.kvs[s]))
+			a.kvs[s] = nil
+		} else {
+			bs = append(bs, a.batchOf(s, a.recs[s], nil))
 			a.recs[s] = nil
 		}
 	}
@@ -426,30 +455,30 @@ func (a *accumulator) take() []prodBatch {
 	return bs
 }
 
-// spareArray is an empty array for a partition's next batch: one the
-// broker handed back, or a new one.
-func (a *accumulator) spareArray() []entry {
-	n := len(a.spare)
-	if n == 0 {
-		return make([]entry, 0, batchRecords)
-	}
-	arr := a.spare[n-1]
-	a.spare[n-1] = nil
-	a.spare = a.spare[:n-1]
-	return arr
-}
-
 // reset drops the records not sent yet (an aborted transaction's).
 func (a *accumulator) reset() {
 	for _, b := range a.closed {
-		a.spare = append(a.spare, b.recs[:0])
+		a.recycle(b)
 	}
 	clear(a.closed)
 	a.closed = a.closed[:0]
 	for _, s := range a.order {
-		a.recs[s] = a.recs[s][:0]
+		if s < a.nTasks {
+			a.kvs[s] = a.kvs[s][:0]
+		} else {
+			a.recs[s] = a.recs[s][:0]
+		}
 	}
 	a.order = a.order[:0]
+}
+
+// recycle keeps the array of a batch no log took.
+func (a *accumulator) recycle(b prodBatch) {
+	if b.kvs != nil {
+		a.spareKV = append(a.spareKV, b.kvs[:0])
+	} else {
+		a.spare = append(a.spare, b.recs[:0])
+	}
 }
 
 func (th *thread) produced(a produceAck) {
@@ -458,6 +487,7 @@ func (th *thread) produced(a produceAck) {
 	}
 	th.inflight = nil
 	th.acc.spare = append(th.acc.spare, a.spare...)
+	th.acc.spareKV = append(th.acc.spareKV, a.spareKV...)
 	if a.fenced {
 		th.fenced("produce fenced")
 		return
@@ -554,9 +584,10 @@ func (th *thread) committed(r txnReply) {
 	}
 	if !th.late.empty() { // mutant: the changelog after the commit
 		for _, b := range th.late.take() {
-			for _, e := range b.recs {
-				th.acc.add(true, b.sub, b.part, e)
+			for _, kv := range b.kvs {
+				th.acc.addKV(b.sub, b.part, kv)
 			}
+			th.late.recycle(b)
 		}
 		th.flush()
 	}
