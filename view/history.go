@@ -21,13 +21,16 @@ type History struct {
 	Unit string `json:"unit"` // "checkpoint", "batch", "transaction", "ack tree"
 	Rows []Unit `json:"rows"`
 	// MsgKinds are the message kinds whose id is a unit's id (a barrier's
-	// checkpoint, a batch tuple's txid): selecting a unit highlights its
-	// messages of these kinds. Empty when the system's messages carry other
-	// ids (kstreams' carry sequence numbers and generations).
+	// checkpoint, a batch tuple's txid; a kstreams transaction's number,
+	// which tagMsgs writes over the requests' own ids): selecting a unit
+	// highlights its messages of these kinds.
 	MsgKinds []string `json:"msg_kinds"`
 	// Capped is the number of rows left out to keep the page small (ack
 	// trees: the first maxTrees of the window are listed).
 	Capped int `json:"capped,omitempty"`
+	// byOwner: the units are an owner's one after another (kstreams), and
+	// tagMsgs numbers their messages.
+	byOwner bool
 }
 
 // Unit is one row. Times are ns since the run's start; EndNS is 0 while
@@ -46,6 +49,11 @@ type Unit struct {
 	InFlightBytes int64  `json:"in_flight_bytes,omitempty"`
 	Note          string `json:"note,omitempty"`
 	Tasks         []Task `json:"tasks,omitempty"`
+	// proc and after place an owner's unit (a kstreams transaction) for
+	// tagMsgs: the owner's process, and the end of its previous unit,
+	// after which this one's messages start.
+	proc  string
+	after int64
 }
 
 // Task is one process's part in a unit: when it started its part after the
@@ -97,8 +105,13 @@ var unitsBySystem = map[string]unitKinds{
 		msgKinds: []string{"launch", "recompute"}},
 	"trident": {unit: "batch", start: []string{"batch_started"}, done: []string{"batch_committed"}, aborted: []string{"batch_failed"},
 		msgKinds: []string{"batch", "commit", "batch_count", "success"}},
+	// A thread's transaction is everything it sends the broker, and hears
+	// back, between its previous commit or abort and this one's
+	// (exactly-once v2 begins a transaction implicitly with its first
+	// write): tagMsgs numbers these messages with the row's id.
 	"kstreams": {unit: "transaction", start: []string{"ks_txn_offsets"}, done: []string{"ks_txn_committed"},
-		aborted: []string{"ks_txn_aborted"}, msgKinds: []string{}, owner: "thread"},
+		aborted: []string{"ks_txn_aborted"}, owner: "thread",
+		msgKinds: []string{"produce", "produce_ack", "txn_offsets", "txn_offsets_ack", "commit_txn", "abort_txn", "end_txn_ack"}},
 }
 
 // treeMsgs are Storm's ack stream, each message with its tree's root id.
@@ -143,9 +156,10 @@ func has(kinds []string, k string) bool {
 // units builds the rows from events in event order; a unit's id is the
 // event's ID (0 for lineage's first batch).
 func units(k unitKinds, events []engine.Event) *History {
-	h := &History{Unit: k.unit, Rows: []Unit{}, MsgKinds: k.msgKinds}
+	h := &History{Unit: k.unit, Rows: []Unit{}, MsgKinds: k.msgKinds, byOwner: k.owner != ""}
 	row := map[int64]int{}
-	task := map[int64]map[string]int{} // unit id -> proc -> index in its Tasks
+	ownerProc, lastEnd := map[int64]string{}, map[int64]int64{} // owner mode: by owner
+	task := map[int64]map[string]int{}                          // unit id -> proc -> index in its Tasks
 	get := func(id int64, t int64) *Unit {
 		i, ok := row[id]
 		if !ok {
@@ -154,15 +168,17 @@ func units(k unitKinds, events []engine.Event) *History {
 			u := Unit{ID: id, Status: "open", StartNS: t}
 			if k.owner != "" {
 				u.ID, u.Note = int64(i+1), k.owner+" "+strconv.FormatInt(id, 10)
+				u.proc, u.after = ownerProc[id], lastEnd[id]
 			}
 			h.Rows = append(h.Rows, u)
 		}
 		return &h.Rows[i]
 	}
 	// closed ends an owner's unit: its next start opens a new one.
-	closed := func(id int64) {
+	closed := func(id int64, t int64) {
 		if k.owner != "" {
 			delete(row, id)
+			lastEnd[id] = t
 		}
 	}
 	taskOf := func(u *Unit, proc string) *Task {
@@ -183,6 +199,9 @@ func units(k unitKinds, events []engine.Event) *History {
 		t := int64(e.Time)
 		switch {
 		case has(k.start, e.Kind):
+			if k.owner != "" && e.Proc != "" {
+				ownerProc[e.ID] = e.Proc
+			}
 			if _, seen := row[e.ID]; !seen {
 				get(e.ID, t)
 			}
@@ -202,14 +221,14 @@ func units(k unitKinds, events []engine.Event) *History {
 			if e.Bytes > 0 {
 				u.Bytes = e.Bytes
 			}
-			closed(e.ID)
+			closed(e.ID, t)
 		case has(k.aborted, e.Kind):
 			u := get(e.ID, t)
 			u.Status, u.EndNS, u.DurationNS = "aborted", t, t-u.StartNS
 			if e.Note != "" {
 				u.Note = strings.TrimPrefix(u.Note+", "+e.Note, ", ")
 			}
-			closed(e.ID)
+			closed(e.ID, t)
 		case e.Kind == "checkpoint_channel_state":
 			if i, ok := row[e.ID]; ok {
 				h.Rows[i].InFlightBytes = e.Bytes
@@ -314,4 +333,50 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// tagMsgs gives each message of an owner's units (a kstreams thread's
+// produce, offsets and commit requests and their answers) the id of the
+// unit it belongs to: the owner's unit whose span, from the end of the
+// owner's previous unit to its own end, holds the message's send time, on
+// either end of the message. The messages' own ids (request sequence
+// numbers, generations) would otherwise pass for row ids; one in no unit
+// gets 0.
+func (h *History) tagMsgs(d *Diagram) {
+	if !h.byOwner {
+		return
+	}
+	unitKind := make([]bool, len(d.Kinds))
+	for i, k := range d.Kinds {
+		unitKind[i] = has(h.MsgKinds, k)
+	}
+	byProc := map[string][]*Unit{} // in the order they opened: by after
+	for i := range h.Rows {
+		u := &h.Rows[i]
+		if u.proc != "" {
+			byProc[u.proc] = append(byProc[u.proc], u)
+		}
+	}
+	unitAt := func(lane, t int64) int64 {
+		if lane < 0 {
+			return 0
+		}
+		rows := byProc[d.Lanes[lane].Name]
+		i := sort.Search(len(rows), func(i int) bool { return rows[i].after >= t }) - 1
+		if i < 0 || (rows[i].Status != "open" && t > rows[i].EndNS) {
+			return 0
+		}
+		return rows[i].ID
+	}
+	for i := range d.Msgs {
+		m := &d.Msgs[i]
+		if !unitKind[m[4]] {
+			continue
+		}
+		id := unitAt(m[2], m[0])
+		if id == 0 {
+			id = unitAt(m[3], m[0])
+		}
+		m[5] = id
+	}
 }

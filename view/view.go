@@ -138,6 +138,7 @@ func Load(dir, summary string) (*Page, error) {
 		History: history(r, run.Events, recs),
 		Series:  series(run),
 	}
+	p.History.tagMsgs(&p.Diagram)
 	return p, nil
 }
 

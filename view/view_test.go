@@ -196,6 +196,48 @@ func TestHistoryUnits(t *testing.T) {
 	}
 }
 
+// A kstreams transaction's messages are its thread's requests and their
+// answers from the end of the thread's previous transaction to its own:
+// the page numbers them with the row's id, over the requests' own ids.
+func TestTagMsgs(t *testing.T) {
+	ev := func(ts int64, proc, kind string, id int64) engine.Event {
+		return engine.Event{Time: engine.Time(ts), Proc: proc, Kind: kind, ID: id}
+	}
+	// Rows, in the order they open: 1 = thread 3's first (0, 20], 2 =
+	// thread 4's (0, 25], 3 = thread 3's second (20, 35], aborted.
+	h := units(unitsBySystem["kstreams"], []engine.Event{
+		ev(10, "thread/1.1", "ks_txn_offsets", 3), ev(15, "thread/1.2", "ks_txn_offsets", 4), ev(20, "broker", "ks_txn_committed", 3),
+		ev(25, "broker", "ks_txn_committed", 4), ev(30, "thread/1.1", "ks_txn_offsets", 3), ev(35, "broker", "ks_txn_aborted", 3)})
+	d := &Diagram{Lanes: []Lane{{Name: "broker"}, {Name: "thread/1.1"}, {Name: "thread/1.2"}},
+		Kinds: []string{"produce", "produce_ack", "commit_txn", "end_txn_ack", "fetch", "txn_offsets"}}
+	const broker, th3, th4 = 0, 1, 2
+	cases := []struct {
+		t, from, to, kind, id int64
+		want                  int64
+		why                   string
+	}{
+		{5, th3, broker, 0, 41, 1, "a write before the first commit"},
+		{6, broker, th3, 1, 41, 1, "its answer, to the thread"},
+		{18, th3, broker, 2, 0, 1, "the commit request"},
+		{20, broker, th3, 3, 0, 1, "the answer sent as the commit ends"},
+		{21, th3, broker, 0, 42, 3, "the first write after the commit: the next transaction"},
+		{40, th3, broker, 0, 43, 0, "after the abort: no transaction recorded yet"},
+		{12, th3, broker, 4, 99, 99, "a fetch is no part of a transaction: its id stays"},
+		{14, th4, broker, 5, 7, 2, "the other thread's offsets (their id a generation)"},
+		{26, th4, broker, 0, 44, 0, "past the other thread's last commit"},
+		{8, -1, broker, 0, 45, 0, "from no lane"},
+	}
+	for _, c := range cases {
+		d.Msgs = append(d.Msgs, [7]int64{c.t, c.t + 1, c.from, c.to, c.kind, c.id, 1})
+	}
+	h.tagMsgs(d)
+	for i, c := range cases {
+		if got := d.Msgs[i][5]; got != c.want {
+			t.Errorf("%s: unit %d, want %d", c.why, got, c.want)
+		}
+	}
+}
+
 // Stormack's ack trees are the trace's control messages grouped by root id;
 // a tree with a message never received stays open.
 func TestAckTrees(t *testing.T) {

@@ -323,7 +323,7 @@
   var help = {
     checkpoint: "One row per checkpoint the run triggered (from events.jsonl, the whole run), as Flink's checkpoint history shows them: trigger time, end-to-end duration, checkpointed size and, per task, the start delay (trigger to the task's first barrier) and the alignment. Click a row for its tasks; it highlights the checkpoint's messages in the diagram and zooms to it.",
     batch: "One row per batch of the run (from events.jsonl): cut or start, commit, duration. Click a row to highlight the batch's messages in the diagram and zoom to it.",
-    transaction: "One row per transaction of the run (from events.jsonl): first offsets sent, commit or abort at the broker, duration.",
+    transaction: "One row per transaction of the run (from events.jsonl): the thread's offsets accepted, commit or abort at the broker, duration. A thread's transaction begins with its first write after its previous commit: click a row to highlight its produce, offsets and commit requests and their answers in the diagram and zoom to its commit.",
     "ack tree": "Ack trees with messages in the trace window: first message sent, last one received, messages and bytes. The trace samples Storm's ack stream (an init, an ack per tuple and a done per tree), so a tree shows the messages sampled; the trees with the most are listed. Click a row for its messages.",
   };
   document.getElementById("history-help").textContent = (help[H.unit] || "") + (H.capped ? " " + H.capped + " more trees in the window are not listed." : "");
