@@ -1,5 +1,7 @@
 package kstreams
 
+import "slices"
+
 // A cooperative handover (KIP-429, KIP-441) on the thread's side: a
 // running task missing from a new assignment is revoked for a move. The
 // thread keeps processing it until its next commit, which commits its
@@ -20,10 +22,8 @@ func (th *thread) keepRevoked(t *task) bool {
 		th.dropped = true
 		return false
 	}
-	for _, id := range th.revoking {
-		if id == t.id {
-			return true
-		}
+	if slices.Contains(th.revoking, t.id) {
+		return true
 	}
 	th.revoking = append(th.revoking, t.id)
 	th.commitReq = true // commit it at once (resume starts it)
@@ -43,17 +43,7 @@ func (th *thread) markHandover(a assignment) {
 			th.handover[id] = true
 		}
 	}
-	kept := th.revoking[:0]
-	for _, id := range th.revoking {
-		assigned := false
-		for _, a := range a.active {
-			assigned = assigned || a == id
-		}
-		if !assigned {
-			kept = append(kept, id)
-		}
-	}
-	th.revoking = kept
+	th.revoking = slices.DeleteFunc(th.revoking, func(id taskID) bool { return slices.Contains(a.active, id) })
 }
 
 // rejoinAfterDrops: tasks were dropped from the assignment before they

@@ -377,35 +377,36 @@ func (a *accumulator) init(p *params) {
 
 // add appends a record for partition part of sub's repartition topic.
 func (a *accumulator) add(sub, part int, e entry) {
-	appendTo(a, a.recs, &a.spare, a.nTasks+sub*a.parts+part, e)
+	s := a.nTasks + sub*a.parts + part
+	if full := appendTo(a, a.recs, &a.spare, s, e); full != nil {
+		a.closed = append(a.closed, a.batchOf(s, full, nil))
+	}
 }
 
 // addKV appends a store update for the changelog of task (sub, part).
 func (a *accumulator) addKV(sub, part int, kv stream.KV) {
-	appendTo(a, a.kvs, &a.spareKV, sub*a.parts+part, kv)
+	s := sub*a.parts + part
+	if full := appendTo(a, a.kvs, &a.spareKV, s, kv); full != nil {
+		a.closed = append(a.closed, a.batchOf(s, nil, full))
+	}
 }
 
-// appendTo appends x to slot s's open batch, open[s], closing the batch
-// into a.closed when it is full.
-func appendTo[E entry | stream.KV](a *accumulator, open [][]E, spare *[][]E, s int, x E) {
+// appendTo appends x to slot s's open batch, open[s]. When that batch is
+// full, x starts the next one in a spare array, and appendTo returns the
+// full one for the caller to close.
+func appendTo[E any](a *accumulator, open [][]E, spare *[][]E, s int, x E) (full []E) {
 	r := open[s]
 	if len(r) == 0 { // nothing of s is waiting: not even a closed batch
 		a.order = append(a.order, s)
 	}
 	if len(r) == cap(r) {
 		if len(r) > 0 {
-			b := a.batchOf(s, nil, nil)
-			switch r := any(r).(type) {
-			case []entry:
-				b.recs = r
-			case []stream.KV:
-				b.kvs = r
-			}
-			a.closed = append(a.closed, b)
+			full = r
 		}
 		r = takeSpare(spare)
 	}
 	open[s] = append(r, x)
+	return full
 }
 
 // takeSpare is an empty array for a partition's next batch: one the
