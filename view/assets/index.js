@@ -50,7 +50,12 @@
       return;
     }
     // A chart per column that varies, one line per series, on the union
-    // of the series' times (a series without a point there is a gap).
+    // of the series' times. A time another series has and this one does
+    // not is undefined, which uPlot draws across (a barrier run's point a
+    // second stays a line beside kstreams' ten), unless the series' own
+    // points around it are more than one and a half of its usual spacing
+    // apart (no commit for a while: a gap, as the PNG draws it). So is an
+    // empty value: null.
     var names = [], xs = {}, bySeries = {};
     t.rows.forEach(function (r) {
       var name = si >= 0 ? r[si] : "";
@@ -63,9 +68,15 @@
       if (ci === ti || ci === si || col.indexOf("window_") === 0) return; // the steady window: a table figure, not a curve
       var ys = [], seen = {};
       names.forEach(function (n) {
+        var own = x.filter(function (v) { return bySeries[n][v]; }), d = [];
+        for (var i = 1; i < own.length; i++) d.push(own[i] - own[i - 1]);
+        d.sort(function (a, b) { return a - b; });
+        var usual = d.length ? d[d.length >> 1] : 0, k = 0;
         var vals = x.map(function (v) {
           var r = bySeries[n][v];
-          if (!r || r[ci] === "") return null;
+          while (k < own.length && own[k] < v) k++;
+          if (!r) return k > 0 && k < own.length && own[k] - own[k - 1] <= 1.5 * usual ? undefined : null;
+          if (r[ci] === "") return null;
           seen[r[ci]] = 1;
           return +r[ci];
         });
